@@ -16,8 +16,9 @@ use crate::debug::log::{self, Level};
 
 /// Runs `create` with `info` as the next level must see it: where a `VkDeviceGroupDeviceCreateInfo`
 /// is chained, a copy whose group names the physical devices `map` gives for the application's;
-/// `info` itself otherwise. `VK_ERROR_INITIALIZATION_FAILED` where `map` knows a member not, or a
-/// structure before the group is one the loader cannot copy (an sType its registry does not know).
+/// `info` itself otherwise. `VK_ERROR_INITIALIZATION_FAILED` where `map` knows a member not. Where a
+/// structure before the group is one the loader cannot copy (an sType its registry does not know),
+/// the group's copy goes first, before the application's whole chain.
 ///
 /// # Safety
 /// `info` must be a valid `VkDeviceCreateInfo`: its chain NULL-terminated, each element a valid
@@ -47,23 +48,22 @@ pub(crate) unsafe fn with_device_group_handles(
     let Some(mapped) = members.iter().map(|&member| map(member)).collect::<Option<Vec<VkPhysicalDevice>>>() else {
         return VkResult::ERROR_INITIALIZATION_FAILED;
     };
-    let group_copy = VkDeviceGroupDeviceCreateInfo { pPhysicalDevices: mapped.as_ptr(), ..*group };
+    let mut group_copy = VkDeviceGroupDeviceCreateInfo { pPhysicalDevices: mapped.as_ptr(), ..*group };
+    let Some(sizes) = before.iter().map(|&(s_type, _)| chain_structure_size(s_type)).collect::<Option<Vec<usize>>>() else {
+        // A structure the loader cannot size (an sType its registry does not know) cannot be
+        // copied and relinked: the group's copy goes first instead, before the application's whole
+        // chain, where the next level finds it first (the application's group stays behind it).
+        log::write(
+            Level::Debug,
+            "vkCreateDevice: the pNext chain holds a structure this loader does not know before its \
+             VkDeviceGroupDeviceCreateInfo: the group with the drivers' handles goes first in the chain",
+        );
+        group_copy.pNext = info.pNext;
+        let mut chained = *info;
+        chained.pNext = (&group_copy as *const VkDeviceGroupDeviceCreateInfo).cast();
+        return create(&chained);
+    };
     let group_copy: *const c_void = (&group_copy as *const VkDeviceGroupDeviceCreateInfo).cast();
-    let mut sizes = Vec::with_capacity(before.len());
-    for &(s_type, _) in &before {
-        let Some(size) = chain_structure_size(s_type) else {
-            log::write(
-                Level::Error,
-                &format!(
-                    "vkCreateDevice: the pNext chain holds a structure of sType {} before its VkDeviceGroupDeviceCreateInfo, which \
-                     this loader does not know and so cannot copy: the device group cannot be passed down",
-                    s_type.0
-                ),
-            );
-            return VkResult::ERROR_INITIALIZATION_FAILED;
-        };
-        sizes.push(size);
-    }
     let mut copies = ChainCopies::new(&sizes);
     for (index, &(_, element)) in before.iter().enumerate() {
         // SAFETY: an element of the chain, at least `sizes[index]` bytes as its sType's structure is.
@@ -182,10 +182,11 @@ mod tests {
         }
     }
 
-    /// A member the map does not know fails the creation; a structure the loader cannot size
-    /// before the group too, where it would otherwise have to write into the application's chain.
+    /// A member the map does not know fails the creation. A structure the loader cannot size before
+    /// the group cannot be relinked: the group's copy goes first, before the application's
+    /// untouched chain.
     #[test]
-    fn unknown_members_and_unsized_structures_before_the_group_fail() {
+    fn unknown_members_fail_and_unsized_structures_before_the_group_put_the_copy_first() {
         let app = [VkPhysicalDevice(0x10 as *mut c_void)];
         let group = VkDeviceGroupDeviceCreateInfo { physicalDeviceCount: 1, pPhysicalDevices: app.as_ptr(), ..Default::default() };
         let info = VkDeviceCreateInfo { pNext: (&group as *const VkDeviceGroupDeviceCreateInfo).cast(), ..Default::default() };
@@ -195,8 +196,19 @@ mod tests {
         assert_eq!((result, called.get()), (VkResult::ERROR_INITIALIZATION_FAILED, false));
         let unknown = VkBaseInStructure { sType: VkStructureType(0x7fff_0001), pNext: (&group as *const VkDeviceGroupDeviceCreateInfo).cast() };
         let info = VkDeviceCreateInfo { pNext: (&unknown as *const VkBaseInStructure).cast(), ..Default::default() };
+        let mapped = |h: VkPhysicalDevice| Some(VkPhysicalDevice((h.0 as usize + 1) as *mut c_void));
         // SAFETY: as above; the unknown structure is only a header, which is all that is read of it.
-        let result = unsafe { with_device_group_handles(&info, Some, |_| { called.set(true); VkResult::SUCCESS }) };
-        assert_eq!((result, called.get()), (VkResult::ERROR_INITIALIZATION_FAILED, false));
+        let result = unsafe {
+            with_device_group_handles(&info, mapped, |passed| {
+                let first = &*passed.pNext.cast::<VkDeviceGroupDeviceCreateInfo>();
+                assert_eq!(first.sType, VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO);
+                assert_eq!(*first.pPhysicalDevices, mapped(app[0]).unwrap());
+                assert_eq!(first.pNext, (&unknown as *const VkBaseInStructure).cast(), "the application's chain follows");
+                called.set(true);
+                VkResult::SUCCESS
+            })
+        };
+        assert_eq!((result, called.get()), (VkResult::SUCCESS, true));
+        assert_eq!((unknown.pNext, group.pPhysicalDevices), ((&group as *const VkDeviceGroupDeviceCreateInfo).cast(), app.as_ptr()));
     }
 }
