@@ -299,3 +299,50 @@ fn a_file_too_new_to_trust_is_named() {
     let why = format!("({} changed in the last two seconds: too new to trust until it settles)", drirc.display());
     assert!(err.lines().any(|l| l.contains("test.json: loaded in") && l.ends_with(&why)), "{why}\nnot in\n{err}");
 }
+
+/// `vk-loader explain --json` run with `env`: its document.
+fn explain_json(env: &[(&str, String)]) -> serde_json::Value {
+    let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_vk-loader"));
+    command.args(["explain", "--json"]).env_remove("VK_LOADER_EXPLAIN").envs(env.iter().map(|(k, v)| (k, v)));
+    let run = command.output().unwrap();
+    serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", String::from_utf8_lossy(&run.stdout), String::from_utf8_lossy(&run.stderr)))
+}
+
+/// Explain's `context.environment` lists every variable the loader reads that is set, the driver
+/// cache's too (it left them out, though they decide what the loader does); a layer manifest
+/// rejected for its missing `api_version` keeps the name it gives (it was listed with an empty
+/// name, so a search for the layer found nothing).
+#[test]
+fn explain_lists_every_variable_set_and_a_rejected_layers_name() {
+    let (dir, mut env) = one_driver("messages-explain-context");
+    let layers = dir.join("explicit");
+    std::fs::create_dir_all(&layers).unwrap();
+    std::fs::write(
+        layers.join("no_version.json"),
+        r#"{"file_format_version": "1.0.0", "layer": {"name": "VK_LAYER_TEST_no_version", "type": "GLOBAL",
+            "library_path": "libnowhere.so", "implementation_version": "1", "description": "d"}}"#,
+    )
+    .unwrap();
+    let set = [
+        ("VK_LOADER_DRIVER_CACHE", "verify".to_string()),
+        ("VK_LOADER_LAZY_DRIVERS", "off".into()),
+        ("XDG_CACHE_HOME", dir.join("cache").display().to_string()),
+        ("DRIRC_CONFIGDIR", dir.join("drirc.d").display().to_string()),
+    ];
+    env.extend(set.iter().cloned());
+    env.extend([
+        ("VK_LAYER_PATH", layers.display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", dir.join("none").display().to_string()),
+        ("XDG_CONFIG_HOME", dir.join("config").display().to_string()),
+        ("XDG_DATA_HOME", dir.join("data").display().to_string()),
+        ("XDG_CONFIG_DIRS", dir.join("etc").display().to_string()),
+        ("XDG_DATA_DIRS", dir.join("share").display().to_string()),
+    ]);
+    let doc = explain_json(&env);
+    for (variable, value) in &set {
+        assert_eq!(doc["context"]["environment"][variable], value.as_str(), "{variable} in {:#}", doc["context"]);
+    }
+    let layer = doc["layers"].as_array().unwrap().iter().find(|l| l["name"] == "VK_LAYER_TEST_no_version").unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(layer["decision"], "rejected");
+    assert!(layer["reason"].as_str().unwrap().contains("\"api_version\""), "{layer:#}");
+}

@@ -41,9 +41,12 @@ fn read(implicit: bool, override_paths: &[String]) -> Vec<LayerManifest> {
         match parse(&found.file, &path, implicit) {
             Ok(file) => {
                 log_found(&path, &file);
-                for why in file.rejected {
-                    log!(Level::WarnLayer, "layer manifest {why}; layer skipped");
-                    plan::record(|p| p.layer("", &path, implicit, Decision::Rejected, why));
+                for rejected in file.rejected {
+                    let why = rejected.why;
+                    // The Khronos loader's words for a missing field already say the layer is skipped.
+                    let skipped = if why.ends_with("skipping this layer") { "" } else { "; layer skipped" };
+                    log!(Level::WarnLayer, "layer manifest {why}{skipped}");
+                    plan::record(|p| p.layer(&rejected.name, &path, implicit, Decision::Rejected, why));
                 }
                 plan::record(|p| {
                     for l in &file.layers {

@@ -89,10 +89,25 @@ pub struct ParsedFile {
     /// Whether that version is one this loader does not know (the file is read all the same).
     pub unknown_file_format: bool,
     pub layers: Vec<LayerManifest>,
-    pub rejected: Vec<String>,
+    pub rejected: Vec<Rejected>,
     /// Fields used although the file's format predates them, and the like (the layers are kept):
     /// warnings, each with the kind (layer or none) the Khronos loader gives its message.
     pub warnings: Vec<(Level, String)>,
+}
+
+/// An entry of a manifest that gives no layer, and why.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Rejected {
+    /// The `name` the entry gives, where it gives one as a string (empty otherwise, or when no
+    /// entry could be read at all).
+    pub name: String,
+    pub why: String,
+}
+
+impl Rejected {
+    fn file(why: String) -> Rejected {
+        Rejected { name: String::new(), why }
+    }
 }
 
 /// A `file_format_version` as numbers, missing parts 0 (only called on one made of numbers).
@@ -146,16 +161,16 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
                 Level::WarnLayer,
                 format!("{manifest_path}: \"layers\" is not an array: its members are read as layers, as the Khronos loader reads them"),
             )),
-            _ => parsed.rejected.push(format!("{manifest_path}: \"layers\" is not an array: no layer is read from this file")),
+            _ => parsed.rejected.push(Rejected::file(format!("{manifest_path}: \"layers\" is not an array: no layer is read from this file"))),
         }
         for (i, node) in list.children().enumerate() {
             if !node.is_object() {
                 // As the Khronos loader: the layers before it are kept, none after it is read.
-                parsed.rejected.push(format!(
+                parsed.rejected.push(Rejected::file(format!(
                     "{manifest_path}: layers[{i}] is not an object: it and the rest of the file are skipped (the Khronos \
                      loader's words: Array element in \"layers\" field in manifest JSON file {manifest_path} is not an object.  \
                      Skipping this file)"
-                ));
+                )));
                 break;
             }
             nodes.push((format!("layers[{i}]"), node));
@@ -175,11 +190,11 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
                      Please use 'layers' : [] array instead in {manifest_path}."
                 ),
             ));
-            parsed.rejected.push(format!(
+            parsed.rejected.push(Rejected::file(format!(
                 "{manifest_path}: no layer is read from this file: a member follows \"layer\" (\"{}\"), which the Khronos loader \
                  counts as another \"layer\" object",
                 following[1].0
-            ));
+            )));
         } else {
             nodes.extend(following.iter().map(|(key, node)| (key.clone(), node)));
         }
@@ -194,7 +209,11 @@ pub fn parse_layers(text: &[u8], manifest_path: &str, implicit: bool) -> Result<
                 parsed.layers.push(layer);
             }
             Ok(None) => {}
-            Err(e) => parsed.rejected.push(format!("{manifest_path}: {field}: {e}")),
+            Err(e) => {
+                // The name is kept where the entry gives one, so that a search for the layer finds it.
+                let name = value.get("name").and_then(Json::as_str).unwrap_or_default().to_string();
+                parsed.rejected.push(Rejected { name, why: format!("{manifest_path}: {field}: {e}") });
+            }
         }
     }
     Ok(parsed)
@@ -474,7 +493,7 @@ mod tests {
     fn one(text: &str, implicit: bool) -> Result<LayerManifest, String> {
         let mut file = parse_layers(text.as_bytes(), "/l/m.json", implicit)?;
         if let Some(e) = file.rejected.pop() {
-            return Err(e);
+            return Err(e.why);
         }
         file.layers.pop().ok_or_else(|| "no layer".into())
     }
@@ -516,7 +535,7 @@ mod tests {
         assert_eq!(names, ["A", "M"]);
         assert!(file.layers[1].is_meta());
         assert_eq!(file.rejected.len(), 1);
-        assert!(file.rejected[0].contains("/l/m.json: layers[1]: Layer \"B\" is missing both library_path and component_layers"), "{:?}", file.rejected);
+        assert!(file.rejected[0].why.contains("/l/m.json: layers[1]: Layer \"B\" is missing both library_path and component_layers"), "{:?}", file.rejected);
     }
 
     #[test]
@@ -606,7 +625,7 @@ mod tests {
         let second_value = format!("{LAYER}{}", LAYER.replace("VK_LAYER_x", "VK_LAYER_y"));
         for text in [&bom[..], trailing_text.as_bytes(), &trailing_nul, second_value.as_bytes()] {
             let file = parse_layers(text, "/l/m.json", false).unwrap();
-            assert_eq!((file.layers, file.rejected), (vec![expected.clone()], Vec::<String>::new()), "{}", String::from_utf8_lossy(text));
+            assert_eq!((file.layers, file.rejected), (vec![expected.clone()], Vec::<Rejected>::new()), "{}", String::from_utf8_lossy(text));
         }
     }
 
@@ -631,7 +650,7 @@ mod tests {
             let text = format!(r#"{{"file_format_version":"1.0.1","layer":{}{after}}}"#, layer("VK_LAYER_a"));
             let file = parse_layers(text.as_bytes(), "/l/m.json", false).unwrap();
             assert!(file.layers.is_empty(), "{text}");
-            assert!(file.rejected[0].contains("no layer is read from this file"), "{:?}", file.rejected);
+            assert!(file.rejected[0].why.contains("no layer is read from this file"), "{:?}", file.rejected);
             let khronos = "loader_add_layer_properties: Multiple 'layer' nodes are deprecated starting in file version \"1.0.1\".  \
                            Please use 'layers' : [] array instead in /l/m.json.";
             assert!(file.warnings.contains(&(Level::ErrorLayer, khronos.to_string())), "{:?}", file.warnings);
@@ -648,12 +667,12 @@ mod tests {
         let text = format!(r#"{{"file_format_version":"1.0.1","layers":[{},"oops",{}]}}"#, layer("VK_LAYER_a"), layer("VK_LAYER_b"));
         let file = parse_layers(text.as_bytes(), "/l/m.json", false).unwrap();
         assert_eq!(file.layers.iter().map(|l| l.name.as_str()).collect::<Vec<_>>(), ["VK_LAYER_a"]);
-        assert!(file.rejected[0].contains("layers[1] is not an object"), "{:?}", file.rejected);
+        assert!(file.rejected[0].why.contains("layers[1] is not an object"), "{:?}", file.rejected);
         // An object's members are walked as an array's elements; a string has none.
         let object = format!(r#"{{"file_format_version":"1.0.1","layers":{{"one":{},"two":{}}}}}"#, layer("VK_LAYER_a"), layer("VK_LAYER_b"));
         assert_eq!(parse_layers(object.as_bytes(), "/l/m.json", false).unwrap().layers.len(), 2);
         let string = parse_layers(br#"{"file_format_version":"1.0.1","layers":"x"}"#, "/l/m.json", false).unwrap();
-        assert!(string.layers.is_empty() && string.rejected[0].contains("\"layers\" is not an array"), "{:?}", string.rejected);
+        assert!(string.layers.is_empty() && string.rejected[0].why.contains("\"layers\" is not an array"), "{:?}", string.rejected);
     }
 
     #[test]

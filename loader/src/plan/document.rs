@@ -5,16 +5,14 @@ use vk_generated::types::VK_HEADER_VERSION_COMPLETE;
 
 use crate::plan::{self, Plan, SCHEMA, SCHEMA_VERSION};
 use crate::platform;
-use crate::reference::Group;
 
 
 /// The document of one plan, schema [`SCHEMA`] version [`SCHEMA_VERSION`]: the plan and what
 /// the writer knows beyond it (the loader, the process, the variables that are set).
 pub fn document(plan: &Plan) -> String {
-    // The variables that steer the loader's choices, as the process reads them (the driver
-    // cache's and the tests' aside).
-    let steering = crate::reference::variables::ALL.iter().filter(|v| !matches!(v.group, Group::Cache | Group::Testing));
-    let environment: Vec<(&str, String)> = steering.filter_map(|v| v.get().map(|value| (v.name, string(&value)))).collect();
+    // Every variable the loader reads that is set, as the process reads it: the driver cache's
+    // and the tests' decide what the loader does as much as the others.
+    let environment: Vec<(&str, String)> = crate::reference::variables::ALL.iter().filter_map(|v| v.get().map(|value| (v.name, string(&value)))).collect();
     let context = object(&[
         ("loader", string(env!("CARGO_PKG_VERSION"))),
         ("vulkan_header", string(&plan::version_text(VK_HEADER_VERSION_COMPLETE))),
