@@ -70,7 +70,7 @@ pub fn driver_cache(data: &[u8]) {
 
 /// A valid driver cache file with two entries (one with a recorded physical device), a seed for the fuzzer and the corpus test.
 pub fn driver_cache_seed() -> Vec<u8> {
-    let entry = |path: &str, devices: Vec<(u64, u32)>| crate::cache::record::Entry {
+    let entry = |path: &str, devices: Vec<(u64, u32, String)>| crate::cache::record::Entry {
         manifest_path: path.into(),
         key: [1, 2, 3, 4, 5, 6],
         written: 1_764_000_000,
@@ -82,8 +82,8 @@ pub fn driver_cache_seed() -> Vec<u8> {
         profiles: crate::cache::profile::Profiles::from_list(
             devices
                 .iter()
-                .filter(|&&(_, n)| n > 0)
-                .map(|&(application, n)| crate::cache::profile::Profile {
+                .filter(|&&(_, n, _)| n > 0)
+                .map(|&(application, n, _)| crate::cache::profile::Profile {
                     application,
                     devices: (0..n).map(|i| crate::cache::profile::DeviceAnswers::from_pairs([(i as u64, vec![1, 2, 3]), (9, vec![])])).collect(),
                     groups: Some(vec![(vec![0], 0)]),
@@ -92,5 +92,5 @@ pub fn driver_cache_seed() -> Vec<u8> {
         ),
         devices,
     };
-    crate::cache::record::encode(&[entry("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", vec![(7, 1)]), entry("/usr/share/vulkan/icd.d/radeon_icd.x86_64.json", vec![(7, 0)])])
+    crate::cache::record::encode(&[entry("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", vec![(7, 1, "/usr/bin/vulkaninfo".into())]), entry("/usr/share/vulkan/icd.d/radeon_icd.x86_64.json", vec![(7, 0, "/usr/bin/vulkaninfo".into())])])
 }

@@ -346,3 +346,20 @@ fn explain_lists_every_variable_set_and_a_rejected_layers_name() {
     assert_eq!(layer["decision"], "rejected");
     assert!(layer["reason"].as_str().unwrap().contains("\"api_version\""), "{layer:#}");
 }
+
+/// `vk-loader cache` names each application by its executable beside its digest (it gave the
+/// digest alone: which program is `f0ae2736c7061df6`?).
+#[test]
+fn the_cache_names_each_application() {
+    let (dir, mut env) = one_driver("messages-cache-names");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+    std::fs::File::options().write(true).open(dir.join("test.json")).unwrap().set_modified(old).unwrap();
+    env.push(("XDG_CACHE_HOME", dir.join("cache").display().to_string()));
+    let (ok, out, err) = common::child("record", &env);
+    assert!(ok && out.contains("DEVICES VK_SUCCESS 1"), "{out}{err}");
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_vk-loader")).arg("cache").envs(env.iter().map(|(k, v)| (k, v))).output().unwrap();
+    let report = String::from_utf8_lossy(&run.stdout);
+    let line = report.lines().find(|l| l.trim_start().starts_with("physical devices:")).unwrap_or_else(|| panic!("{report}"));
+    let executable = std::env::current_exe().unwrap();
+    assert!(line.contains(&format!("1 for {} (application ", executable.display())), "{line}\n{report}");
+}

@@ -33,7 +33,7 @@ fn describe(entry: &Entry, session: &mut cache::Session) -> String {
         let (major, minor) = vk_generated::api_version_major_minor(v);
         format!("{major}.{minor}.{}", v & 0xfff)
     });
-    let devices: Vec<String> = entry.devices.iter().map(|(application, n)| format!("{n} for application {application:016x}")).collect();
+    let devices: Vec<String> = entry.devices.iter().map(|(application, n, executable)| format!("{n} for {}", application_name(*application, executable))).collect();
     let keys: Vec<String> = key::COMPONENTS.iter().zip(entry.key).map(|(name, k)| format!("{name} {k:016x}")).collect();
     format!(
         "\n{}\n  {state}; recorded {} ago\n  library: {}\n  interface {}, instance version {version}, {} instance extensions\n  physical devices: {}\n  key: {}\n",
@@ -45,6 +45,15 @@ fn describe(entry: &Entry, session: &mut cache::Session) -> String {
         if devices.is_empty() { "not recorded".to_string() } else { devices.join(", ") },
         keys.join(", ")
     )
+}
+
+/// An application as people know it: its executable, beside the digest its records are kept by
+/// (the digest also covers its `VkApplicationInfo`: one executable may have several).
+pub fn application_name(application: u64, executable: &str) -> String {
+    match executable {
+        "" => format!("application {application:016x}"),
+        executable => format!("{executable} (application {application:016x})"),
+    }
 }
 
 /// Removes the cache file and the applications' records beside it; the next process records

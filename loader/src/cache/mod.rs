@@ -475,7 +475,7 @@ impl Session {
         entry.extensions = extensions;
         entry.inputs = self.named().to_vec();
         if let Some((application, count)) = devices {
-            entry.set_device_count(application, count);
+            entry.set_device_count(application, count, &executable());
         }
         if entry != (Entry { written: entry.written, ..before }) {
             entry.written = now();

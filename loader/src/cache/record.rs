@@ -11,7 +11,7 @@
 //! entry  = str16:manifest-path u64*6:key u64:written-unix-seconds str16:library-resolved
 //!          u32:interface-version u8:has-version u32:instance-version
 //!          u16:extension-count (str8:name u32:spec-version)*
-//!          u8:device-record-count (u64:application u32:physical-device-count)*
+//!          u8:device-record-count (u64:application u32:physical-device-count str16:executable)*
 //!          u16:input-count (str16:name u64:digest)*
 //!          u8:profile-count profile*
 //! profile = u64:application u8:device-count (u32:answer-count (u64:key u32:len bytes)*)*
@@ -32,7 +32,7 @@ use super::profile::{self, Profile, Profiles, Span};
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"VKLDRVC\0";
 /// Bumped whenever the layout or the meaning of a field changes: an older or newer file is ignored.
-pub const FORMAT_VERSION: u32 = 4;
+pub const FORMAT_VERSION: u32 = 5;
 /// Bounds: a file or list past them is not ours, or not worth reading.
 pub const MAX_FILE_BYTES: usize = 4 << 20;
 pub const MAX_ENTRIES: usize = 256;
@@ -57,8 +57,10 @@ pub struct Entry {
     /// `vkEnumerateInstanceExtensionProperties(NULL)`: (name, spec version).
     pub extensions: ExtensionList,
     /// Physical devices the driver reported at instance creation, per application digest (see
-    /// `key::application`), the latest recorded first.
-    pub devices: Vec<(u64, u32)>,
+    /// `key::application`), with the path the application's executable was started by (what
+    /// names the application to people, and finds its records: `vk-loader explain --as`), the
+    /// latest recorded first.
+    pub devices: Vec<(u64, u32, String)>,
     /// The variables (`$NAME`) and configuration files (by path) the key was computed from, each
     /// with the digest of its value or identity, sorted by name: what lets a miss name what
     /// changed. Never a variable's value.
@@ -72,7 +74,7 @@ pub struct Entry {
 impl Entry {
     /// The physical devices recorded for `application`, if it was recorded.
     pub fn device_count(&self, application: u64) -> Option<u32> {
-        self.devices.iter().find(|(a, _)| *a == application).map(|&(_, n)| n)
+        self.devices.iter().find(|(a, _, _)| *a == application).map(|&(_, n, _)| n)
     }
 
     /// Records `count` devices for `application`: one recorded already keeps its place (its
@@ -80,12 +82,15 @@ impl Entry {
     /// Not moved to the front on use: with several applications taking turns (a desktop's), each
     /// start would change the entry, rewrite the file, and never let the application's physical
     /// devices be recorded (a process that changed its driver's entry leaves that to a later one).
-    pub fn set_device_count(&mut self, application: u64, count: u32) {
-        if let Some(recorded) = self.devices.iter_mut().find(|(a, _)| *a == application) {
+    pub fn set_device_count(&mut self, application: u64, count: u32, executable: &str) {
+        if let Some(recorded) = self.devices.iter_mut().find(|(a, _, _)| *a == application) {
             recorded.1 = count;
+            if recorded.2 != executable {
+                recorded.2 = executable.to_string();
+            }
             return;
         }
-        self.devices.insert(0, (application, count));
+        self.devices.insert(0, (application, count, executable.to_string()));
         self.devices.truncate(MAX_DEVICE_RECORDS);
     }
 
@@ -138,9 +143,10 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
         body.extend_from_slice(e.extensions.encoded());
         let devices = &e.devices[..e.devices.len().min(MAX_DEVICE_RECORDS)];
         body.push(devices.len() as u8);
-        for (application, count) in devices {
+        for (application, count, executable) in devices {
             body.extend_from_slice(&application.to_le_bytes());
             body.extend_from_slice(&count.to_le_bytes());
+            put_str16(&mut body, executable);
         }
         let inputs = &e.inputs[..e.inputs.len().min(MAX_INPUTS)];
         body.extend_from_slice(&(inputs.len() as u16).to_le_bytes());
@@ -233,7 +239,7 @@ fn entry(r: &mut Reader, file: &Span) -> Option<Entry> {
     }
     let mut devices = Vec::with_capacity(device_records);
     for _ in 0..device_records {
-        devices.push((r.u64()?, r.u32()?));
+        devices.push((r.u64()?, r.u32()?, r.str16()?));
     }
     let input_count = r.u16()? as usize;
     if input_count > MAX_INPUTS {
@@ -297,7 +303,7 @@ mod tests {
             interface_version: 5,
             instance_version: Some(vk_generated::make_api_version(0, 1, 3, 230)),
             extensions: ExtensionList::from_pairs([(&b"VK_KHR_surface"[..], 25), (b"VK_EXT_debug_report", 10)]),
-            devices: vec![(77, 1), (78, 0)],
+            devices: vec![(77, 1, "/usr/bin/vulkaninfo".into()), (78, 0, String::new())],
             inputs: vec![("$HOME".into(), 7), ("$MESA_DEBUG".into(), 8), ("/etc/drirc".into(), 0)],
             profiles: Profiles::from_list(vec![Profile {
                 application: 77,
@@ -362,7 +368,7 @@ mod tests {
         assert_eq!(kept[0].written, MAX_ENTRIES as u64 + 9, "the latest kept first");
         let mut e = sample("/a.json", 1);
         for application in 0..40 {
-            e.set_device_count(application, 1);
+            e.set_device_count(application, 1, "/bin/x");
         }
         assert_eq!(e.devices.len(), MAX_DEVICE_RECORDS);
         assert_eq!(e.device_count(39), Some(1));
@@ -373,15 +379,16 @@ mod tests {
     fn applications_taking_turns_leave_the_entry_as_it_was() {
         let mut e = sample("/a.json", 1);
         e.devices.clear();
+        let exe = |application: u64| format!("/bin/{application}");
         for application in [5, 6, 7] {
-            e.set_device_count(application, 1);
+            e.set_device_count(application, 1, &exe(application));
         }
         let recorded = e.clone();
         for application in [5, 7, 6, 5] {
-            e.set_device_count(application, 1);
+            e.set_device_count(application, 1, &exe(application));
             assert_eq!(e, recorded, "application {application} started again");
         }
-        e.set_device_count(6, 2);
-        assert_eq!(e.devices, [(7, 1), (6, 2), (5, 1)], "a changed count keeps its place");
+        e.set_device_count(6, 2, &exe(6));
+        assert_eq!(e.devices, [(7, 1, exe(7)), (6, 2, exe(6)), (5, 1, exe(5))], "a changed count keeps its place");
     }
 }
