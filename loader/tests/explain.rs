@@ -192,3 +192,86 @@ fn explain_shows_a_used_layer_in_its_place_and_a_hidden_device_with_its_filter()
     assert_eq!((&device["decision"], &device["position"]), (&"hidden".into(), &Value::Null), "{device:#}");
     assert_eq!(device["reason"], "hidden by VK_LOADER_VENDOR_ID_FILTER=0x1002");
 }
+
+/// `vk-loader explain --as /usr/bin/vulkaninfo` decides as vulkaninfo does where the executable
+/// decides: the settings file's entry for it applies (its layer off), and it lists the driver
+/// cache records stored for vulkaninfo, among them the one vulkaninfo's own instances are kept
+/// under (its `VK_LOADER_EXPLAIN` document names that application digest). Without `--as`, explain
+/// says that a settings file exists and why no entry of it applies.
+#[test]
+fn explain_as_an_executable_sees_its_settings_entry_and_cache_records() {
+    let vulkaninfo = Path::new("/usr/bin/vulkaninfo");
+    assert!(vulkaninfo.exists(), "install vulkan-tools");
+    let dir = common::scratch("explain-as");
+    let implicit = dir.join("implicit");
+    std::fs::create_dir_all(&implicit).unwrap();
+    let manifest = common::layer_manifest(&implicit, "app.json", "VK_LAYER_TEST_app", &common::test_layer(), r#", "disable_environment": {"NO_APP_LAYER": "1"}"#);
+    let settings = dir.join("config/vulkan/loader_settings.d/vk_loader_settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let entry = format!(r#"{{"name": "VK_LAYER_TEST_app", "path": "{}", "control": "off", "treat_as_implicit_manifest": true}}"#, manifest.display());
+    let text = format!(r#"{{"file_format_version": "1.0.0", "settings_array": [{{"app_keys": ["{}"], "layers": [{entry}]}}]}}"#, vulkaninfo.display());
+    std::fs::write(&settings, text).unwrap();
+    std::fs::create_dir_all(dir.join("home")).unwrap();
+    let env = [
+        ("VK_DRIVER_FILES", LAVAPIPE.to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", implicit.display().to_string()),
+        ("VK_LAYER_PATH", dir.join("none").display().to_string()),
+        ("HOME", dir.join("home").display().to_string()),
+        ("XDG_CACHE_HOME", dir.join("cache").display().to_string()),
+        ("XDG_CONFIG_HOME", dir.join("config").display().to_string()),
+        ("XDG_DATA_HOME", dir.join("data").display().to_string()),
+        ("XDG_CONFIG_DIRS", dir.join("etc").display().to_string()),
+        ("XDG_DATA_DIRS", dir.join("share").display().to_string()),
+    ];
+    // vulkaninfo itself, on our libvulkan, writing its documents.
+    let libs = dir.join("lib");
+    std::fs::create_dir(&libs).unwrap();
+    for link in ["libvulkan.so", "libvulkan.so.1"] {
+        std::os::unix::fs::symlink(common::libvulkan(), libs.join(link)).unwrap();
+    }
+    let written = dir.join("vulkaninfo.jsonl");
+    let run = Command::new(vulkaninfo)
+        .arg("--summary")
+        .env_remove("VK_ICD_FILENAMES")
+        .env_remove("VK_ADD_DRIVER_FILES")
+        .env_remove("VK_INSTANCE_LAYERS")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("LD_LIBRARY_PATH", &libs)
+        .env("VK_LOADER_EXPLAIN", &written)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let own: Value = serde_json::from_str(std::fs::read_to_string(&written).unwrap().lines().next().unwrap()).unwrap();
+    let app_layer = |doc: &Value| doc["layers"].as_array().unwrap().iter().find(|l| l["name"] == "VK_LAYER_TEST_app").cloned().unwrap_or_else(|| panic!("{doc:#}"));
+    assert_eq!(own["settings_file"], settings.display().to_string(), "{own:#}");
+    assert_eq!(app_layer(&own)["decision"], "off", "{own:#}");
+    let application = own["context"]["application"].as_str().unwrap_or_else(|| panic!("no application digest: {own:#}")).to_string();
+
+    let explain = |extra: &[&str]| -> Value {
+        let run = Command::new(env!("CARGO_BIN_EXE_vk-loader"))
+            .args(["explain", "--json"])
+            .args(extra)
+            .env_remove("VK_LOADER_EXPLAIN")
+            .env_remove("VK_INSTANCE_LAYERS")
+            .envs(env.iter().map(|(k, v)| (k, v)))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&run.stdout).unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&run.stderr)))
+    };
+    let as_vulkaninfo = explain(&["--as", "/usr/bin/vulkaninfo"]);
+    assert_eq!(as_vulkaninfo["settings_file"], own["settings_file"], "{as_vulkaninfo:#}");
+    assert_eq!(app_layer(&as_vulkaninfo)["decision"], "off");
+    assert_eq!(app_layer(&as_vulkaninfo)["reason"], app_layer(&own)["reason"]);
+    assert_eq!(as_vulkaninfo["context"]["executable"], "/usr/bin/vulkaninfo");
+    let records = as_vulkaninfo["cache_records"].as_array().unwrap();
+    let record = records.iter().find(|r| r["application"] == application.as_str()).unwrap_or_else(|| panic!("{application} not in {records:#?}"));
+    assert_eq!((&record["manifest"], &record["physical_devices"]), (&LAVAPIPE.into(), &1.into()), "{record:#}");
+    // Recording nothing in vulkaninfo's name: its records are the ones vulkaninfo made.
+    assert!(records.iter().all(|r| r["application"] == application.as_str()), "{records:#?}");
+
+    let plain = explain(&[]);
+    assert_eq!(plain["settings_file"], Value::Null);
+    let unused = plain["settings_file_unused"].as_str().unwrap_or_else(|| panic!("{plain:#}"));
+    assert!(unused.starts_with(&settings.display().to_string()) && unused.contains("none names it (they name /usr/bin/vulkaninfo"), "{unused}");
+    assert_eq!(app_layer(&plain)["decision"], "used", "{plain:#}");
+}

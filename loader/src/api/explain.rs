@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use vk_generated::types::*;
 
-use crate::plan::Recording;
+use crate::plan::{Plan, Recording};
 use crate::plan::document::document;
 
 /// `vk-loader explain`: the plan for this process's environment. With `devices`, an instance is
@@ -24,8 +24,36 @@ pub fn explain(devices: bool) -> String {
     };
     let mut plan = recording.finish();
     plan.result = result.map(|r| format!("{r:?}"));
-    plan.settings_file = crate::manifest::settings::current().map(|s| s.path.clone());
+    crate::api::explain::describe_process(&mut plan);
     document(&plan)
+}
+
+/// `vk-loader explain --as PATH`: from now on the process decides as the executable at `path`
+/// would where the executable decides (see `platform::explain_as`), and records nothing in the
+/// driver cache (it would record in that executable's name what it did not do).
+///
+/// # Safety
+/// As `platform::explain_as`: on the main thread, before any other thread exists and before the
+/// loader is first used.
+pub unsafe fn explain_as(path: &str) -> Result<(), String> {
+    // SAFETY: the caller's promise, which is the callee's contract.
+    unsafe { crate::platform::explain_as(path)? };
+    crate::cache::write_nothing();
+    Ok(())
+}
+
+/// What a plan's document says beyond the decisions: the settings file in force, or the one that
+/// exists and why it gives nothing; the executable decided for and its driver cache records.
+pub(crate) fn describe_process(plan: &mut Plan) {
+    // The log spells the path as the Khronos loader does (`vulkan//loader_settings.d`, which
+    // scripts look for); people read it with one slash.
+    let tidy = |path: String| path.replace("vulkan//loader_settings.d", "vulkan/loader_settings.d");
+    plan.settings_file = crate::manifest::settings::current().map(|s| tidy(s.path.clone()));
+    if plan.settings_file.is_none() {
+        plan.settings_file_unused = crate::manifest::settings::why_unused().map(tidy);
+    }
+    plan.executable = crate::cache::executable_name();
+    plan.cache_records = plan.executable.as_deref().map(crate::cache::recorded_for).unwrap_or_default();
 }
 
 /// Creates an instance, lists its physical devices, destroys it; returns `vkCreateInstance`'s

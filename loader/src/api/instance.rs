@@ -393,6 +393,6 @@ fn write_explanation(file: &str, recording: plan::Recording, result: VkResult, i
     }
     let mut plan = recording.finish();
     plan.result = Some(format!("{result:?}"));
-    plan.settings_file = crate::manifest::settings::current().map(|s| s.path.clone());
+    crate::api::explain::describe_process(&mut plan);
     plan::document::append(file, &plan);
 }

@@ -15,13 +15,15 @@ use std::process::ExitCode;
 
 use serde_json::Value;
 
-const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices]
+const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices] [--as PATH]
        vk-loader cache [--clear]
        vk-loader variables [--markdown]
 
   explain        what the Vulkan loader decides in this environment, and why
   --json         one JSON document (schema \"vk-loader-explain\", version 1) instead of a table
   --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed
+  --as PATH      decide as the executable PATH would where the executable decides (the settings
+                 file's app_keys, driconf and NVIDIA profiles) and list its driver cache records
   cache          the driver cache: each driver's record, its age, and whether it is current here
   --clear        remove the driver cache file (and the applications' records beside it)
   variables      every environment variable the loader reads (as below)
@@ -57,10 +59,20 @@ fn main() -> ExitCode {
         return usage_error(&format!("unknown command `{command}`"));
     }
     let (mut json, mut devices) = (false, true);
-    for option in options {
+    let mut options = options.iter();
+    while let Some(option) = options.next() {
         match option.as_str() {
             "--json" => json = true,
             "--no-devices" => devices = false,
+            "--as" => {
+                let Some(path) = options.next() else { return usage_error("`--as` needs the path of an executable") };
+                // SAFETY: on the main thread, which has started no other, before the loader's
+                // first use.
+                if let Err(why) = unsafe { vulkan::api::explain::explain_as(path) } {
+                    eprintln!("vk-loader: --as {why}");
+                    return ExitCode::from(2);
+                }
+            }
             other => return usage_error(&format!("unknown option `{other}`")),
         }
     }
@@ -112,7 +124,13 @@ fn table(doc: &Value) -> String {
     let mut out = String::new();
     let context = &doc["context"];
     out += &format!("vk-loader {} (Vulkan {})\n", text(&context["loader"]), text(&context["vulkan_header"]));
-    out += &format!("settings file: {}\n", text(&doc["settings_file"]));
+    match doc["settings_file_unused"].as_str() {
+        Some(unused) if doc["settings_file"].is_null() => out += &format!("settings file: - ({unused})\n"),
+        _ => out += &format!("settings file: {}\n", text(&doc["settings_file"])),
+    }
+    if let Some(executable) = context["executable"].as_str() {
+        out += &format!("executable: {executable}\n");
+    }
     if let Some(result) = doc["result"].as_str() {
         out += &format!("vkCreateInstance: {result}\n");
     }
@@ -153,5 +171,17 @@ fn table(doc: &Value) -> String {
             text(&d["driver"])
         )
     });
+    let records = doc["cache_records"].as_array().map(Vec::as_slice).unwrap_or_default();
+    out += &format!("\nDRIVER CACHE RECORDS of {} ({})\n", text(&context["executable"]), records.len());
+    for r in records {
+        let answers = if r["device_answers"] == true { ", their answers recorded" } else { "" };
+        out += &format!(
+            "   {} for application {}: {} physical devices{answers}; recorded {} ago\n",
+            text(&r["manifest"]),
+            text(&r["application"]),
+            text(&r["physical_devices"]),
+            text(&r["recorded"])
+        );
+    }
     out
 }

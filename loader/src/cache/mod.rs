@@ -572,6 +572,41 @@ impl Session {
 /// refused one write refuses the next).
 static WRITES_REFUSED: AtomicBool = AtomicBool::new(false);
 
+/// From now on this process writes no cache file (`vk-loader explain --as`, which decides as
+/// another executable and must not record in its name).
+pub fn write_nothing() {
+    WRITES_REFUSED.store(true, Ordering::Relaxed);
+}
+
+/// The records stored for the application started as `executable`: one per driver entry and
+/// application digest (an executable run with several `VkApplicationInfo`s has several), the
+/// latest recorded first.
+pub fn recorded_for(executable: &str) -> Vec<crate::plan::CacheRecord> {
+    with_system_allocator(|| records_of(executable))
+}
+
+fn records_of(executable: &str) -> Vec<crate::plan::CacheRecord> {
+    let Some(path) = file_path() else { return Vec::new() };
+    let Ok(entries) = read(&path) else { return Vec::new() };
+    let profiles = profiles_directory(&path);
+    let mut records = Vec::new();
+    for entry in entries.iter() {
+        for (application, count, _) in entry.devices.iter().filter(|(_, _, e)| e == executable) {
+            let answers = profiles.as_deref().is_some_and(|dir| platform::readable(&profiles_file(dir, *application)));
+            records.push(crate::plan::CacheRecord {
+                manifest: entry.manifest_path.clone(),
+                application: format!("{application:016x}"),
+                physical_devices: *count,
+                device_answers: answers && *count > 0,
+                written: entry.written,
+                age: age(entry),
+            });
+        }
+    }
+    records.sort_by_key(|r| std::cmp::Reverse(r.written));
+    records
+}
+
 /// Where the applications' physical devices' records are: `profiles/` beside the drivers file at
 /// `cache_path`.
 fn profiles_directory(cache_path: &str) -> Option<String> {
@@ -713,6 +748,11 @@ pub fn forget(manifest_path: &str) {
 /// The path the executable was started by, for keys that depend on it (see `platform::started_as`).
 pub fn executable() -> String {
     platform::started_as().unwrap_or_default()
+}
+
+/// [`executable`], where known: what names the application in its records.
+pub fn executable_name() -> Option<String> {
+    platform::started_as()
 }
 
 /// How long ago `entry` was recorded, for people.

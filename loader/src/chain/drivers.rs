@@ -393,6 +393,7 @@ unsafe fn create_drivers_with(
         })
     };
     let application = application_digest(app.as_ref());
+    plan::record(|p| p.application = Some(format!("{application:016x}")));
     cache.set_application(application);
     // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
     let app_version = app.as_ref().map(|a| a.api_version).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));

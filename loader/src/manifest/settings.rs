@@ -233,6 +233,48 @@ fn find() -> Option<Arc<Settings>> {
     None
 }
 
+/// Where a settings file exists but gives this process nothing: the file, and why (it cannot be
+/// used, no entry's `app_keys` names the executable and no entry is for every executable, or its
+/// entry sets nothing). `None` where no file exists, or where one is in force. For explain: a
+/// file that applies to other executables is not hidden from the user.
+pub fn why_unused() -> Option<String> {
+    let path = candidate_paths().into_iter().find(|p| platform::readable(p))?;
+    let exe = platform::executable_path();
+    let text = platform::read_file(&path, MAX_FILE_SIZE)?;
+    let why = match parse(&text, &path, exe.as_deref()) {
+        Ok(Some(_)) => return None,
+        Err(why) => format!("ignored: {why}"),
+        Ok(None) => no_entry_applies(&text, exe.as_deref()),
+    };
+    Some(format!("{path}: {why}"))
+}
+
+/// Why a file that parses gives `exe` no settings.
+fn no_entry_applies(text: &[u8], exe: Option<&str>) -> String {
+    let top = json::parse(text).unwrap_or(Json::Null);
+    let entries: Vec<&Json> = match top.get(keys::SETTINGS_ARRAY.name) {
+        Some(Json::Array(list)) => list.iter().collect(),
+        _ => top.get(keys::SETTINGS.name).into_iter().collect(),
+    };
+    if choose_entry(&entries, exe).is_some() {
+        return "the entry for this executable sets nothing the loader uses".into();
+    }
+    let named: Vec<&str> = entries
+        .iter()
+        .take_while(|e| e.is_object())
+        .filter_map(|e| e.get(keys::APP_KEYS.name))
+        .flat_map(|keys| keys.as_array().unwrap_or_default().iter().filter_map(Json::as_str))
+        .collect();
+    let exe = exe.unwrap_or("(unknown executable)");
+    match named.is_empty() {
+        true => format!("no entry applies to {exe}"),
+        false => format!(
+            "no entry applies to {exe}: every entry has \"app_keys\", and none names it (they name {}; `vk-loader explain --as PATH` shows what PATH gets)",
+            named.join(", ")
+        ),
+    }
+}
+
 /// Logs what the settings say, as the Khronos loader does when an instance is created with them
 /// (tools and tests look for its first line).
 pub fn log_in_use(settings: &Settings) {

@@ -17,6 +17,8 @@ pub fn document(plan: &Plan) -> String {
         ("loader", string(env!("CARGO_PKG_VERSION"))),
         ("vulkan_header", string(&plan::version_text(VK_HEADER_VERSION_COMPLETE))),
         ("process", optional(platform::executable_path().as_deref())),
+        ("executable", optional(plan.executable.as_deref())),
+        ("application", optional(plan.application.as_deref())),
         ("pid", std::process::id().to_string()),
         ("environment", object(&environment)),
     ]);
@@ -51,15 +53,26 @@ pub fn document(plan: &Plan) -> String {
             ("position", number(d.position)),
         ])
     });
+    let cache_records = plan.cache_records.iter().map(|r| {
+        object(&[
+            ("manifest", string(&r.manifest)),
+            ("application", string(&r.application)),
+            ("physical_devices", r.physical_devices.to_string()),
+            ("device_answers", r.device_answers.to_string()),
+            ("recorded", string(&r.age)),
+        ])
+    });
     object(&[
         ("schema", string(SCHEMA)),
         ("schema_version", SCHEMA_VERSION.to_string()),
         ("context", context),
         ("settings_file", optional(plan.settings_file.as_deref())),
+        ("settings_file_unused", optional(plan.settings_file_unused.as_deref())),
         ("result", optional(plan.result.as_deref())),
         ("drivers", array(drivers)),
         ("layers", array(layers)),
         ("devices", array(devices)),
+        ("cache_records", array(cache_records)),
     ])
 }
 

@@ -89,11 +89,34 @@ pub struct DeviceEntry {
     pub position: Option<usize>,
 }
 
+/// What the driver cache holds for one driver and the application explained (see
+/// `cache::recorded_for`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CacheRecord {
+    pub manifest: String,
+    /// The application's digest (its executable, names and `VkApplicationInfo`), in hexadecimal.
+    pub application: String,
+    pub physical_devices: u32,
+    /// Whether what its physical devices answered is recorded too (the driver can stay unloaded).
+    pub device_answers: bool,
+    /// When it was recorded (seconds since the epoch), and how long ago, for people.
+    pub written: u64,
+    pub age: String,
+}
+
 /// Everything decided for one instance.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Plan {
     /// The loader settings file in force, if any.
     pub settings_file: Option<String>,
+    /// Where no settings file is in force but one exists: the file and why it gives nothing.
+    pub settings_file_unused: Option<String>,
+    /// The executable decided for, and the application digest its driver cache records are
+    /// kept under (known once `vkCreateInstance` saw its `VkApplicationInfo`).
+    pub executable: Option<String>,
+    pub application: Option<String>,
+    /// The driver cache's records stored for the executable.
+    pub cache_records: Vec<CacheRecord>,
     pub drivers: Vec<DriverEntry>,
     pub layers: Vec<LayerEntry>,
     /// Devices in the order they were decided; the document lists them by position.

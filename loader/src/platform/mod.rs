@@ -14,8 +14,10 @@ use std::os::unix::ffi::{OsStrExt, OsStringExt};
 extern "C" {
     // glibc's getenv that returns NULL in AT_SECURE processes (not in the libc crate for all targets).
     fn secure_getenv(name: *const c_char) -> *mut c_char;
-    // glibc's copy of argv[0], set before any constructor runs.
-    static program_invocation_name: *const c_char;
+    // glibc's copy of argv[0], set before any constructor runs, and its last component; written
+    // only by `explain_as`.
+    static mut program_invocation_name: *const c_char;
+    static mut program_invocation_short_name: *const c_char;
 }
 
 impl crate::reference::Variable {
@@ -565,7 +567,45 @@ pub fn append_to_file(path: &str, text: &str) -> Result<(), String> {
 /// executable does not change).
 pub fn executable_path() -> Option<String> {
     static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    if let Some(path) = EXPLAINED_AS.get() {
+        return Some(path.clone());
+    }
     host_alloc::with_system_allocator(|| PATH.get_or_init(read_executable_path).clone())
+}
+
+/// The executable `vk-loader explain --as` decides for, in place of the process's own.
+static EXPLAINED_AS: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+/// Makes the process decide as the executable at `path` would where the executable decides: the
+/// settings file's `app_keys`, the override layer's `app_keys` and the driver cache's application
+/// read `path` ([`executable_path`], [`started_as`]); the names drivers match their application
+/// profiles by are set to it (glibc's `program_invocation_name`, which Mesa's driconf reads, and
+/// the kernel's `comm`, which NVIDIA's profiles match). For `vk-loader explain --as` alone.
+///
+/// # Safety
+/// Called on the main thread before any other thread exists (nothing may read glibc's pointers
+/// while they are written) and before the loader is first used.
+pub unsafe fn explain_as(path: &str) -> Result<(), String> {
+    if !path.starts_with('/') {
+        return Err(format!("{path}: not an absolute path (an executable is named by its path, as the settings file's app_keys name it)"));
+    }
+    let name = CString::new(path).map_err(|_| format!("{path:?}: a path with a NUL byte"))?;
+    let short = path.rsplit('/').next().unwrap_or(path);
+    let comm = CString::new(short.as_bytes()[..short.len().min(15)].to_vec()).map_err(|_| format!("{path:?}: a path with a NUL byte"))?;
+    EXPLAINED_AS.set(path.to_string()).map_err(|_| "the executable to explain as is set already".to_string())?;
+    // The process's names live as long as it does.
+    let name: &'static CStr = Box::leak(name.into_boxed_c_str());
+    let short_offset = path.len() - short.len();
+    // SAFETY: the caller's promise: no other thread exists, so nothing reads glibc's two pointers
+    // while they are written; they are pointed at a NUL-terminated string leaked for the life of
+    // the process (the short name at its last component, as glibc sets it); PR_SET_NAME reads a
+    // NUL-terminated string of at most 16 bytes.
+    unsafe {
+        program_invocation_name = name.as_ptr();
+        program_invocation_short_name = name.as_ptr().add(short_offset);
+        libc::prctl(libc::PR_SET_NAME, comm.as_ptr());
+    }
+    Ok(())
 }
 
 fn read_executable_path() -> Option<String> {
@@ -582,6 +622,9 @@ fn read_executable_path() -> Option<String> {
 /// the process was started by a descriptor (`fexecve`: `/dev/fd/N`), [`executable_path`].
 pub fn started_as() -> Option<String> {
     static PATH: std::sync::OnceLock<Option<String>> = std::sync::OnceLock::new();
+    if let Some(path) = EXPLAINED_AS.get() {
+        return Some(path.clone());
+    }
     host_alloc::with_system_allocator(|| PATH.get_or_init(read_started_as).clone())
 }
 
