@@ -8,7 +8,9 @@
 //!   others (`libvulkan1:i386`) installed; `apt install libvulkan1` swaps it back.
 //! - `libvulkan-rs-dev`: the `libvulkan.so` link and `pkgconfig/vulkan.pc` (in place of those of
 //!   `libvulkan-dev`, which depends on the exact version of Debian's `libvulkan1`).
-//! - `vk-loader`: the explain tool, `/usr/bin/vk-loader`.
+//! - `vk-loader`: the explain tool, `/usr/bin/vk-loader`, its manual page (`debian/vk-loader.1`,
+//!   written by `cargo xtask regen`) and the user guide (`docs/user-guide/*.md`) in
+//!   `/usr/share/doc/vk-loader/`, where `vk-loader --help` points.
 //! - `vulkan-layer-rust-trace`: the trace layer, `libVkLayer_rust_trace.so` in the multiarch
 //!   directory and its manifest in `/usr/share/vulkan/explicit_layer.d`.
 //!

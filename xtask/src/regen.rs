@@ -74,6 +74,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let elapsed = start.elapsed().as_secs_f64();
 
     reference_tables(&root, options.mode)?;
+    manual_page(&root, options.mode)?;
     let (registry, out) = (shown(&registry, &root), shown(&out, &root));
     match options.mode {
         Mode::Check => {
@@ -115,6 +116,32 @@ fn reference_tables(root: &Path, mode: Mode) -> Result<(), String> {
         Mode::Check => Err(format!("{PAGE} is stale: run `cargo xtask regen`")),
         Mode::Write => {
             std::fs::write(&path, current).map_err(|e| format!("{}: {e}", path.display()))?;
+            println!("regen: {PAGE} written");
+            Ok(())
+        }
+    }
+}
+
+/// The `vk-loader` package's manual page, written or checked: `vk-loader --man` prints it from the
+/// loader's declarations of its commands and variables.
+fn manual_page(root: &Path, mode: Mode) -> Result<(), String> {
+    const PAGE: &str = "debian/vk-loader.1";
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let output = std::process::Command::new(cargo)
+        .args(["run", "--quiet", "--package", "loader", "--bin", "vk-loader", "--", "--man"])
+        .current_dir(root)
+        .output()
+        .map_err(|e| format!("cannot start cargo: {e}"))?;
+    if !output.status.success() {
+        return Err(format!("vk-loader --man failed: {}", String::from_utf8_lossy(&output.stderr)));
+    }
+    let path = root.join(PAGE);
+    let current = std::fs::read(&path).unwrap_or_default();
+    match mode {
+        _ if current == output.stdout => Ok(()),
+        Mode::Check => Err(format!("{PAGE} is stale: run `cargo xtask regen`")),
+        Mode::Write => {
+            std::fs::write(&path, &output.stdout).map_err(|e| format!("{}: {e}", path.display()))?;
             println!("regen: {PAGE} written");
             Ok(())
         }

@@ -1,6 +1,6 @@
 //! `vk-loader`: the loader's logic on the command line.
 //!
-//! `vk-loader explain [--json] [--no-devices]` prints what the loader decides in this environment
+//! `vk-loader explain [--json] [--no-devices] [--as PATH]` prints what the loader decides in this environment
 //! and why: every driver and layer manifest with its decision and reason, the layer order, and the
 //! physical devices in the order applications see them (docs/user-guide/explaining-and-logging.md).
 //! The same document the library writes for `VK_LOADER_EXPLAIN`.
@@ -9,25 +9,12 @@
 //! removes the file.
 //!
 //! `vk-loader variables [--markdown]` lists the environment variables the loader reads (and with
-//! `--markdown` the settings file's keys), from their declarations in `loader/src/reference`.
+//! `--markdown` the settings file's keys), from their declarations in `loader/src/reference`;
+//! `vk-loader --man` prints the manual page made from the same declarations.
 
 use std::process::ExitCode;
 
 use serde_json::Value;
-
-const USAGE: &str = "usage: vk-loader explain [--json] [--no-devices] [--as PATH]
-       vk-loader cache [--clear]
-       vk-loader variables [--markdown]
-
-  explain        what the Vulkan loader decides in this environment, and why
-  --json         one JSON document (schema \"vk-loader-explain\", version 1) instead of a table
-  --no-devices   create no instance: drivers are loaded and layers chosen, no device is listed
-  --as PATH      decide as the executable PATH would where the executable decides (the settings
-                 file's app_keys, driconf and NVIDIA profiles) and list its driver cache records
-  cache          the driver cache: each driver's record, its age, and whether it is current here
-  --clear        remove the driver cache file (and the applications' records beside it)
-  variables      every environment variable the loader reads (as below)
-  --markdown     with their values and defaults, and the settings file's keys, as Markdown tables";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -36,7 +23,11 @@ fn main() -> ExitCode {
         None => return usage_error("no command given"),
     };
     if matches!(command, "-h" | "--help" | "help") {
-        println!("{USAGE}\n\n{}", vulkan::reference::help());
+        println!("{}\n{}", vulkan::reference::usage(), vulkan::reference::help());
+        return ExitCode::SUCCESS;
+    }
+    if command == "--man" {
+        print!("{}", vulkan::reference::man_page());
         return ExitCode::SUCCESS;
     }
     if command == "variables" {
@@ -113,7 +104,7 @@ fn cache(options: &[String]) -> ExitCode {
 }
 
 fn usage_error(why: &str) -> ExitCode {
-    eprintln!("vk-loader: {why}\n{USAGE}");
+    eprintln!("vk-loader: {why}\n{}", vulkan::reference::usage());
     ExitCode::from(2)
 }
 
