@@ -193,9 +193,9 @@ pub const VK_LOADER_DISABLE_SELECT: Variable = Variable {
     group: Group::Devices,
     origin: Origin::Khronos,
     read: Read::Plain,
-    values: "a number",
+    values: "a number (its leading digits, as C's `strtol` reads them; anything else is 0)",
     default: "`0`",
-    what: "other than 0: physical devices in the drivers' order, unsorted",
+    what: "other than 0: physical devices unsorted, as the Khronos loader lists them then: the driver found last first, each driver's devices in its own order (`VK_LOADER_DEVICE_SELECT` is ignored)",
 };
 pub const VK_LOADER_DEVICE_ID_FILTER: Variable = Variable {
     name: "VK_LOADER_DEVICE_ID_FILTER",
