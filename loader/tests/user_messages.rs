@@ -26,7 +26,9 @@ unsafe extern "system" fn on_message(
 
 /// The child: creates an instance (with the layers of `TEST_APP_LAYERS`, a comma list, and a
 /// messenger of every severity chained to it and created after it where `TEST_MESSENGER` is set),
-/// enumerates the physical devices, and prints the results; `TEST_INSTANCES` times (1 unless set).
+/// enumerates the physical devices, creates a device on the first where `TEST_DEVICE_EXTENSIONS`
+/// is set (the extensions it names, a comma list, enabled), and prints the results;
+/// `TEST_INSTANCES` times (1 unless set).
 #[test]
 fn scenario_entry() {
     if std::env::var("SCENARIO").is_err() {
@@ -80,6 +82,29 @@ fn scenario_entry() {
             let mut count = 0;
             let result = enumerate.unwrap()(instance, &mut count, std::ptr::null_mut());
             println!("DEVICES {result:?} {count}");
+            if let (Ok(wanted), true) = (std::env::var("TEST_DEVICE_EXTENSIONS"), count > 0) {
+                let mut handles = vec![VkPhysicalDevice::NULL; count as usize];
+                enumerate.unwrap()(instance, &mut count, handles.as_mut_ptr());
+                let names: Vec<CString> = wanted.split(',').filter(|n| !n.is_empty()).map(|n| CString::new(n).unwrap()).collect();
+                let pointers: Vec<*const c_char> = names.iter().map(|n| n.as_ptr()).collect();
+                let priority = 1.0f32;
+                let queue = VkDeviceQueueCreateInfo { queueCount: 1, pQueuePriorities: &priority, ..Default::default() };
+                let device_info = VkDeviceCreateInfo {
+                    queueCreateInfoCount: 1,
+                    pQueueCreateInfos: &queue,
+                    enabledExtensionCount: pointers.len() as u32,
+                    ppEnabledExtensionNames: pointers.as_ptr(),
+                    ..Default::default()
+                };
+                let create_device: PFN_vkCreateDevice = std::mem::transmute(get(instance, c"vkCreateDevice"));
+                let mut device = VkDevice::NULL;
+                let result = create_device.unwrap()(handles[0], &device_info, std::ptr::null(), &mut device);
+                println!("DEVICE {result:?}");
+                if result == VkResult::SUCCESS {
+                    let destroy_device: PFN_vkDestroyDevice = std::mem::transmute(get(instance, c"vkDestroyDevice"));
+                    destroy_device.unwrap()(device, std::ptr::null());
+                }
+            }
             if with_messenger {
                 let destroy_messenger: PFN_vkDestroyDebugUtilsMessengerEXT = std::mem::transmute(get(instance, c"vkDestroyDebugUtilsMessengerEXT"));
                 destroy_messenger.unwrap()(instance, later, std::ptr::null());
@@ -362,4 +387,30 @@ fn the_cache_names_each_application() {
     let line = report.lines().find(|l| l.trim_start().starts_with("physical devices:")).unwrap_or_else(|| panic!("{report}"));
     let executable = std::env::current_exe().unwrap();
     assert!(line.contains(&format!("1 for {} (application ", executable.display())), "{line}\n{report}");
+}
+
+/// A device the driver refuses, or one asked with an extension nothing offers: the application's
+/// messenger hears the Khronos loader's errors for it (the driver's library named), where ours
+/// said nothing or only the first line.
+#[test]
+fn messengers_hear_why_vk_create_device_failed() {
+    let (_dir, mut env) = one_driver("messages-create-device");
+    env.extend([("TEST_MESSENGER", "1".to_string()), ("TEST_DEVICE_EXTENSIONS", String::new())]);
+    let mut refused = env.clone();
+    refused.push(("VK_TEST_DRIVER_FAULTS", "fail_create_device".into()));
+    let (ok, out, err) = common::child("refused-device", &refused);
+    assert!(ok && out.contains("DEVICE VK_ERROR_DEVICE_LOST"), "{out}{err}");
+    let errors = heard(&out, ERROR);
+    let driver = format!("terminator_CreateDevice: Failed in ICD {} vkCreateDevice call", common::test_driver().display());
+    assert!(errors.contains(&driver.as_str()), "{driver}\nnot in\n{out}");
+    assert!(errors.contains(&"vkCreateDevice:  Failed to create device chain."), "{out}");
+    assert_eq!(loader_lines(&err), Vec::<&str>::new(), "printed without VK_LOADER_DEBUG");
+
+    env.retain(|(k, _)| *k != "TEST_DEVICE_EXTENSIONS");
+    env.push(("TEST_DEVICE_EXTENSIONS", "VK_KHR_nowhere".into()));
+    let (ok, out, err) = common::child("missing-extension", &env);
+    assert!(ok && out.contains("DEVICE VK_ERROR_EXTENSION_NOT_PRESENT"), "{out}{err}");
+    let errors = heard(&out, ERROR);
+    assert!(errors.contains(&"loader_validate_device_extensions: Device extension VK_KHR_nowhere not supported by selected physical device or enabled layers."), "{out}");
+    assert!(errors.contains(&"vkCreateDevice: Failed to validate extensions in list"), "{out}");
 }

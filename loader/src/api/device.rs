@@ -70,6 +70,10 @@ pub unsafe extern "system" fn vkCreateDevice(
             // SAFETY: as above.
             None => unsafe { create_without_layers(physicalDevice, info, pAllocator, pDevice) },
         };
+        if result != VkResult::SUCCESS {
+            // The Khronos loader's words (two spaces and all); the instance's messengers hear it.
+            crate::object::instance::with_messengers_of(Some(instance), || crate::debug::log::write(Level::Error, "vkCreateDevice:  Failed to create device chain."));
+        }
         if result == VkResult::SUCCESS && memory.failed() {
             // SAFETY: the device just created, destroyed with its callbacks before anyone has it.
             unsafe { vkDestroyDevice(pDevice.read(), pAllocator) };
@@ -183,7 +187,8 @@ fn check_extensions(instance: &Instance, names: &[&CStr], available: &[VkExtensi
                     Level::Error,
                     "loader_validate_device_extensions: Device extension {} not supported by selected physical device or enabled layers.",
                     name.to_string_lossy()
-                )
+                );
+                log!(Level::Error, "vkCreateDevice: Failed to validate extensions in list");
             });
             return Err(VkResult::ERROR_EXTENSION_NOT_PRESENT);
         }

@@ -201,6 +201,13 @@ pub(crate) unsafe fn create_on_driver(pd: &PhysicalDevice, info: &VkDeviceCreate
         })
     };
     if result != VkResult::SUCCESS {
+        // The Khronos loader's words; the instance's messengers hear it.
+        let instance = pd.instance();
+        if let Some(driver) = instance.and_then(|i| i.drivers.get(pd.driver)) {
+            crate::object::instance::with_messengers_of(instance, || {
+                log::write(Level::ErrorDriver, &format!("terminator_CreateDevice: Failed in ICD {} vkCreateDevice call", driver.driver.library_path))
+            });
+        }
         return Err(result);
     }
     let device = created?;
