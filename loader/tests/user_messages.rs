@@ -414,3 +414,34 @@ fn messengers_hear_why_vk_create_device_failed() {
     assert!(errors.contains(&"loader_validate_device_extensions: Device extension VK_KHR_nowhere not supported by selected physical device or enabled layers."), "{out}");
     assert!(errors.contains(&"vkCreateDevice: Failed to validate extensions in list"), "{out}");
 }
+
+/// `VK_LOADER_DEBUG=debug` also says what the Khronos loader says at that level about layers and
+/// devices: each layer library loaded and let go, and each physical device found again at a later
+/// enumeration (its handle kept); it said none of these.
+#[test]
+fn debug_names_layer_libraries_and_devices_found_again() {
+    let (dir, mut env) = one_driver("messages-debug-layers");
+    let implicit = dir.join("implicit");
+    std::fs::create_dir_all(&implicit).unwrap();
+    common::layer_manifest(&implicit, "imp.json", "VK_LAYER_TEST_imp", &common::test_layer(), r#", "disable_environment": {"NO_TEST_IMP": "1"}"#);
+    env.extend([
+        ("VK_IMPLICIT_LAYER_PATH", implicit.display().to_string()),
+        ("VK_LAYER_PATH", dir.join("none").display().to_string()),
+        ("XDG_CONFIG_HOME", dir.join("config").display().to_string()),
+        ("XDG_DATA_HOME", dir.join("data").display().to_string()),
+        ("XDG_CONFIG_DIRS", dir.join("etc").display().to_string()),
+        ("XDG_DATA_DIRS", dir.join("share").display().to_string()),
+        ("VK_LOADER_DEBUG", "debug".into()),
+        ("TEST_DEVICE_EXTENSIONS", String::new()),
+    ]);
+    let (ok, out, err) = common::child("debug-layers", &env);
+    assert!(ok && out.contains("DEVICE VK_SUCCESS"), "{out}{err}");
+    let layer = common::test_layer().display().to_string();
+    for line in [
+        format!("[Vulkan Loader] DEBUG | LAYER:  Loading layer library {layer}"),
+        format!("[Vulkan Loader] DEBUG | LAYER:  Unloading layer library {layer}"),
+        "[Vulkan Loader] DEBUG | DRIVER: Copying old device 0 into new device 0".to_string(),
+    ] {
+        assert!(err.lines().any(|l| l == line), "{line}\nnot in\n{err}");
+    }
+}

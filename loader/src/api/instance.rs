@@ -377,6 +377,11 @@ unsafe fn destroy_instance(instance: *mut Instance, allocator: *const VkAllocati
     let mut owned = unsafe { Box::from_raw(instance) };
     // A use after destruction finds no magic while the memory is not reused.
     owned.magic = 0;
+    // The Khronos loader's words at the debug level, as the instance lets go of each layer's
+    // library (which stays loaded while another instance holds it).
+    for library in owned.layers.iter().flat_map(|chain| chain.layers.iter()).filter_map(|l| l.manifest.library_path.as_deref()) {
+        log!(Level::DebugLayer, "Unloading layer library {library}");
+    }
     drop(owned);
     // What the queries before it kept loaded goes, as with the Khronos loader: the next query or
     // instance sees the drivers as they are then.

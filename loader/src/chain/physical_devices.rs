@@ -30,11 +30,29 @@ impl PhysicalDevices {
             p.device_order(&listed, settings_path.as_deref());
         });
         let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let positions: Vec<usize> = reported.iter().map(|r| position_or_insert(&mut all, instance, r)).collect();
+        let mut kept = Vec::new();
+        let positions: Vec<usize> = reported
+            .iter()
+            .enumerate()
+            .map(|(new, r)| {
+                let (position, existed) = position_or_insert(&mut all, instance, r);
+                if existed {
+                    kept.push((position, new));
+                }
+                position
+            })
+            .collect();
         // SAFETY: the boxes are never dropped or moved out while `self` lives (the Vec only
         // grows), so their contents outlive the guard for as long as `self` is borrowed.
         let device = |i: usize| unsafe { &*(&*all[i] as *const PhysicalDevice) };
-        Ok(positions.into_iter().zip(&reported).map(|(i, r)| Listed { device: device(i), order: r.order }).collect())
+        let listed = positions.into_iter().zip(&reported).map(|(i, r)| Listed { device: device(i), order: r.order }).collect();
+        // Said with no lock held (a messenger may enumerate again), as the Khronos loader says it
+        // at the debug level: the handles the application has stay valid.
+        drop(all);
+        for (old, new) in kept {
+            log!(Level::DebugDriver, "Copying old device {old} into new device {new}");
+        }
+        Ok(listed)
     }
 
     /// `Some(found)` when, at the last refresh, a loader settings file's `device_configurations`
@@ -53,17 +71,18 @@ impl PhysicalDevices {
     }
 }
 
-/// The position in `all` of the wrapper of a reported device, made if it is new.
-fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> usize {
+/// The position in `all` of the wrapper of a reported device, made if it is new; whether it
+/// existed already.
+fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> (usize, bool) {
     let same = |d: &PhysicalDevice| {
         let handle = d.term.driver().1;
         d.driver == reported.driver && (handle == reported.handle() || crate::lazy::same_device(handle, reported.handle()))
     };
     if let Some(position) = all.iter().position(|d| same(d)) {
-        return position;
+        return (position, true);
     }
     all.push(wrap(instance, reported));
-    all.len() - 1
+    (all.len() - 1, false)
 }
 
 /// A device in the order the application sees, with the key that put it there.

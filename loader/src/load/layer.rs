@@ -72,6 +72,7 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, LoadError>
     // A library another call or instance holds is shared (see library_cache); the
     // ELF check guards only the first dlopen.
     if let Some(library) = library_cache::get(path) {
+        log!(Level::DebugLayer, "Loading layer library {path}");
         return Ok(library);
     }
     if elf::names_the_file(path) {
@@ -81,7 +82,10 @@ pub fn open_library(manifest: &LayerManifest) -> Result<Arc<Library>, LoadError>
             ElfCheck::Corrupt(why) => return Err(format!("{path} cannot be loaded: {why}").into()),
         }
     }
-    Ok(library_cache::open(path)?)
+    let library = library_cache::open(path)?;
+    // The Khronos loader's words, at each load as there.
+    log!(Level::DebugLayer, "Loading layer library {path}");
+    Ok(library)
 }
 
 /// Opens and negotiates the layer of `manifest`; the error says why it cannot be used.
