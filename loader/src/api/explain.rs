@@ -45,12 +45,9 @@ pub unsafe fn explain_as(path: &str) -> Result<(), String> {
 /// What a plan's document says beyond the decisions: the settings file in force, or the one that
 /// exists and why it gives nothing; the executable decided for and its driver cache records.
 pub(crate) fn describe_process(plan: &mut Plan) {
-    // The log spells the path as the Khronos loader does (`vulkan//loader_settings.d`, which
-    // scripts look for); people read it with one slash.
-    let tidy = |path: String| path.replace("vulkan//loader_settings.d", "vulkan/loader_settings.d");
-    plan.settings_file = crate::manifest::settings::current().map(|s| tidy(s.path.clone()));
+    plan.settings_file = crate::manifest::settings::current().map(|s| s.path.clone());
     if plan.settings_file.is_none() {
-        plan.settings_file_unused = crate::manifest::settings::why_unused().map(tidy);
+        plan.settings_file_unused = crate::manifest::settings::why_unused();
     }
     plan.executable = crate::cache::executable_name();
     plan.cache_records = plan.executable.as_deref().map(crate::cache::recorded_for).unwrap_or_default();

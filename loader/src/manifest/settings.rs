@@ -127,14 +127,19 @@ fn candidate_paths() -> Vec<String> {
     bases.extend(split_list(&XDG_DATA_DIRS.get().unwrap_or_else(|| "/usr/local/share:/usr/share".into())));
     let mut paths: Vec<String> = Vec::with_capacity(bases.len());
     for base in bases {
-        // Spelled as the Khronos loader spells it (its "vulkan/" directory name is followed by
-        // another slash): the path is in the log line tools and scripts look for.
-        let path = format!("{}/vulkan//loader_settings.d/{FILE_NAME}", base.trim_end_matches('/'));
+        let path = format!("{}/vulkan/loader_settings.d/{FILE_NAME}", base.trim_end_matches('/'));
         if !paths.contains(&path) {
             paths.push(path);
         }
     }
     paths
+}
+
+/// A settings file's path as the Khronos loader spells it in its lines (its "vulkan/" directory
+/// name is followed by another slash), which tools and scripts look for; our own lines name the
+/// file with one slash.
+fn khronos_spelling(path: &str) -> String {
+    path.replacen("/vulkan/loader_settings.d/", "/vulkan//loader_settings.d/", 1)
 }
 
 fn split_list(list: &str) -> Vec<String> {
@@ -292,7 +297,7 @@ pub fn log_in_use(settings: &Settings) {
         let ignored = if platform::elevated() { " (ignored: elevated process)" } else { "" };
         log::log(Level::Debug, &format!("Loader Settings Filters for Logging to {}: {}{ignored}", destination.path, filters(destination.mask)));
     }
-    log::log(Level::Info, &format!("Using layer configurations found in loader settings from {}", settings.path));
+    log::log(Level::Info, &format!("Using layer configurations found in loader settings from {}", khronos_spelling(&settings.path)));
     if let Some(layers) = &settings.layers {
         log::log(Level::Debug, &format!("Layer Configurations count = {}", layers.len()));
         for (i, entry) in layers.iter().enumerate() {
@@ -346,7 +351,7 @@ pub fn parse(text: &[u8], path: &str, exe: Option<&str>) -> Result<Option<Settin
     };
     let settings = parse_entry(entry, path);
     if !settings.is_active() {
-        log!(Level::Info, "vk_loader_settings.json file found at \"{path}\" but did not contain any valid settings.");
+        log!(Level::Info, "vk_loader_settings.json file found at \"{}\" but did not contain any valid settings.", khronos_spelling(path));
         return Ok(None);
     }
     Ok(Some(settings))
