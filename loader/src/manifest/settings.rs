@@ -624,4 +624,15 @@ mod tests {
             assert_eq!(Some(settings.stderr_log), expected, "the first of a key given twice, whatever its case");
         }
     }
+
+    #[test]
+    fn why_no_entry_applies_names_the_executables_it_is_for() {
+        let text = br#"{"file_format_version": "1.0.0", "settings_array": [
+            {"app_keys": ["/usr/bin/vkcube"], "stderr_log": ["all"]},
+            {"app_keys": ["/usr/bin/vulkaninfo", "/opt/game"], "stderr_log": ["all"]}]}"#;
+        let why = no_entry_applies(text, Some("/usr/bin/vk-loader"));
+        assert!(why.starts_with("no entry applies to /usr/bin/vk-loader: every entry has \"app_keys\", and none names it (they name /usr/bin/vkcube, /usr/bin/vulkaninfo, /opt/game;"), "{why}");
+        let empty = br#"{"file_format_version": "1.0.0", "settings": {}}"#;
+        assert_eq!(no_entry_applies(empty, Some("/x")), "the entry for this executable sets nothing the loader uses");
+    }
 }
