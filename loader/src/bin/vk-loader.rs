@@ -166,11 +166,14 @@ fn table(doc: &Value) -> String {
     out += &format!("\nDRIVER CACHE RECORDS of {} ({})\n", text(&context["executable"]), records.len());
     for r in records {
         let answers = if r["device_answers"] == true { ", their answers recorded" } else { "" };
+        let devices = match r["physical_devices"].as_u64() {
+            Some(1) => "1 physical device".to_string(),
+            n => format!("{} physical devices", n.unwrap_or(0)),
+        };
         out += &format!(
-            "   {} for application {}: {} physical devices{answers}; recorded {} ago\n",
+            "   {} for application {}: {devices}{answers}; recorded {} ago\n",
             text(&r["manifest"]),
             text(&r["application"]),
-            text(&r["physical_devices"]),
             text(&r["recorded"])
         );
     }
