@@ -407,6 +407,11 @@ pub struct InstanceState<L: Layer> {
 }
 
 impl<L: Layer> InstanceState<L> {
+    /// The application's messengers of the instance.
+    pub fn messengers(&self) -> &Messengers {
+        &self.messengers
+    }
+
     /// The next level's `vkGetInstanceProcAddr(instance, name)`.
     pub fn next_proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
         // SAFETY: the next level's own function, with its own live instance.
@@ -471,6 +476,8 @@ impl<L: Layer> DeviceState<L> {
 pub struct Chassis<L: Layer> {
     pub(crate) instances: DispatchMap<InstanceState<L>>,
     pub(crate) devices: DispatchMap<DeviceState<L>>,
+    /// The commands that reported a handle the layer does not know.
+    pub(crate) reported: crate::unknown::Reported,
 }
 
 impl<L: Layer> Default for Chassis<L> {
@@ -485,6 +492,7 @@ impl<L: Layer> Chassis<L> {
         Chassis {
             instances: DispatchMap::new(),
             devices: DispatchMap::new(),
+            reported: crate::unknown::Reported::new(),
         }
     }
 

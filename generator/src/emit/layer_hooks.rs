@@ -60,6 +60,11 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         quote!(&[#(command_id::#ids),*])
     };
     let (instance_ids, device_ids) = (ids(&instance), ids(&device));
+    let names = |list: &[&Command]| {
+        let names = list.iter().map(|c| snake(c));
+        quote!(&[#(#names),*])
+    };
+    let (instance_names, device_names) = (names(&instance), names(&device));
     let hook_ids = |list: &[&Command]| {
         let consts = list.iter().map(|c| {
             let (name, id) = (format_ident!("{}", snake(c)), format_ident!("{}", c.name));
@@ -74,6 +79,7 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         use vk_generated::command_id;
         use vk_generated::types::*;
         use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
+        use crate::guard::Fallback;
 
         /// The instance-level hookable commands' ids by their hook methods' common suffix
         /// (`enumerate_physical_devices`): how `#[vk_layer::hooks]` names the commands a layer's
@@ -95,10 +101,25 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         pub const INSTANCE_HOOKABLE: &[u16] = #instance_ids;
         /// Device-level commands (first parameter a `VkDevice`, `VkQueue` or `VkCommandBuffer`) with hooks.
         pub const DEVICE_HOOKABLE: &[u16] = #device_ids;
+        /// The hook-method suffixes of [`INSTANCE_HOOKABLE`], in its order: what
+        /// `intercept(prefix_*)` matches.
+        pub const INSTANCE_HOOK_NAMES: &[&str] = #instance_names;
+        /// The hook-method suffixes of [`DEVICE_HOOKABLE`], in its order.
+        pub const DEVICE_HOOK_NAMES: &[&str] = #device_names;
 
-        /// A layer's per-instance object: hooks for the instance-level commands. Every default
-        /// passes the call through unchanged. `pre_call_validate_*` returning `Some(r)` skips the
-        /// call (and the other hooks) and returns `r` to the caller.
+        /// A layer's per-instance object: hooks for the instance-level commands, four per
+        /// command, run in this order by the command's entry point. Every default passes the call
+        /// through unchanged.
+        ///
+        /// - `pre_call_validate_*`: `Some(r)` skips the call (and the other hooks) and returns
+        ///   `r` to the caller;
+        /// - `pre_call_record_*`: before the call goes down;
+        /// - `call_down_*`: the call itself, given what goes down (the first handle already the
+        ///   next level's, [`Layer::unwrap_*`](crate::Layer::unwrap_instance)); the default calls
+        ///   the next level's function with those arguments. A layer that changes what goes down
+        ///   (handles inside structures and arrays unwrapped, a parameter replaced) or answers
+        ///   the call itself implements it; what it returns is the command's result;
+        /// - `post_call_record_*`: after, with the caller's own arguments and the result.
         #[allow(unused_variables)]
         pub trait InstanceHooks: Send + Sync + 'static {
             #(#instance_methods)*
@@ -129,9 +150,10 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         #ffi
         use vk_generated::command_id;
         use vk_generated::types::*;
-        use crate::guard::{guard, Fallback};
+        use crate::guard::guard;
         use crate::hooks::{DeviceHooks, InstanceHooks};
         use crate::state::Registered;
+        use crate::unknown::{refused, unknown};
 
         /// The layer's entry point for a hookable command id, `None` for any other id. A `const
         /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
@@ -171,8 +193,12 @@ fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
         format_ident!("pre_call_record_{}", base),
         format_ident!("post_call_record_{}", base),
     );
+    let call_down = format_ident!("call_down_{}", base);
+    let id = format_ident!("{}", c.name);
+    let args: Vec<_> = c.params.iter().map(|p| ident(&p.name)).collect();
     let params = params(c);
     let result = result_type(c);
+    let returns = (!c.return_type.is_void()).then(|| quote!(-> #result));
     // `void` commands' post-call hooks have no result parameter.
     let result_param = (!c.return_type.is_void()).then(|| quote!(result: #result));
     let name = &c.name;
@@ -181,11 +207,34 @@ fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
         format!("`{name}`: records before the call is passed down."),
         format!("`{name}`: records after the call (and its `result`, if any)."),
     );
+    let doc_call = format!(
+        "`{name}`: the call, with what goes down (the first handle the next level's); the \
+         default calls the next level's function (the fallback value when it has none)."
+    );
+    let call_contract = safety_doc(&format!(
+        "Called by the layer's entry point with the caller's arguments (valid per `{name}`'s \
+         valid usage) and the next level's first handle: the default passes them to the next \
+         level's `{name}`. An implementation passes down what the next level may be given."
+    ));
+    let call = safety(&format!(
+        "the next level's `{name}`, from the table its `vkGet*ProcAddr` filled, with the \
+         arguments the entry point received (valid per the command's valid usage) and the next \
+         level's own first handle, per this method's contract."
+    ));
     quote! {
         #[doc = #doc_validate]
         fn #validate(&self, next: &#table, #(#params),*) -> Option<#result> { None }
         #[doc = #doc_pre]
         fn #pre(&self, next: &#table, #(#params),*) {}
+        #[doc = #doc_call]
+        #[doc = ""]
+        #call_contract
+        #[inline(always)]
+        unsafe fn #call_down(&self, next: &#table, #(#params),*) #returns {
+            let Some(f) = next.#id else { return Fallback::fallback() };
+            #call
+            unsafe { f(#(#args),*) }
+        }
         #[doc = #doc_post]
         fn #post(&self, next: &#table, #(#params,)* #result_param) {}
     }
@@ -201,9 +250,10 @@ fn params(c: &Command) -> Vec<TokenStream> {
 fn entry(c: &Command, level: TokenStream) -> TokenStream {
     let id = format_ident!("{}", c.name);
     let base = snake(c);
-    let (validate, pre, post) = (
+    let (validate, pre, call_down, post) = (
         format_ident!("pre_call_validate_{}", base),
         format_ident!("pre_call_record_{}", base),
+        format_ident!("call_down_{}", base),
         format_ident!("post_call_record_{}", base),
     );
     let params = params(c);
@@ -216,21 +266,23 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         quote!(-> #r)
     };
     // A wrapping layer's dispatchable handles go down as the next level's (`Layer::unwrap_*`: the
-    // identity, compiled away, for the others); the hooks see the caller's.
-    let unwrap = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
-        ("VkInstance", true) => Some(quote!(unwrap_instance)),
-        ("VkPhysicalDevice", true) => Some(quote!(unwrap_physical_device)),
-        ("VkDevice", true) => Some(quote!(unwrap_device)),
-        ("VkQueue", true) => Some(quote!(unwrap_queue)),
-        ("VkCommandBuffer", true) => Some(quote!(unwrap_command_buffer)),
-        _ => None,
+    // identity, compiled away, for the others); the hooks but `call_down_*` see the caller's.
+    let (unwrap, object_type) = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
+        ("VkInstance", true) => (Some(quote!(unwrap_instance)), quote!(INSTANCE)),
+        ("VkPhysicalDevice", true) => (Some(quote!(unwrap_physical_device)), quote!(PHYSICAL_DEVICE)),
+        ("VkDevice", true) => (Some(quote!(unwrap_device)), quote!(DEVICE)),
+        ("VkQueue", true) => (Some(quote!(unwrap_queue)), quote!(QUEUE)),
+        ("VkCommandBuffer", true) => (Some(quote!(unwrap_command_buffer)), quote!(COMMAND_BUFFER)),
+        _ => (None, quote!(UNKNOWN)),
     };
     let (unwrapped, down_args) = match unwrap {
         Some(unwrap) => {
             let rest = &args[1..];
             (
                 quote! {
-                    let Some(down) = L::#unwrap(&state.hooks, #first) else { return Fallback::fallback() };
+                    let Some(down) = L::#unwrap(&state.hooks, #first) else {
+                        return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, #first.0);
+                    };
                 },
                 quote!(down, #(#rest),*),
             )
@@ -240,22 +292,21 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
     let name = &c.name;
     let first_name = &c.params[0].name;
     let call = safety(&format!(
-        "the next level's `{name}`, from the table its `vkGet*ProcAddr` filled when this \
-         {level} was created, called with the caller's arguments (valid per the command's valid \
-         usage) and the next level's own handle."
+        "the layer's `call_down_{base}`, whose contract is the command's own: the caller's \
+         arguments (valid per the command's valid usage) with the next level's first handle."
     ));
     let call_and_post = if c.return_type.is_void() {
         quote! {
             #unwrapped
             #call
-            unsafe { next(#down_args) };
+            unsafe { state.hooks.#call_down(&state.next, #down_args) };
             state.hooks.#post(&state.next, #(#args),*);
         }
     } else {
         quote! {
             #unwrapped
             #call
-            let result = unsafe { next(#down_args) };
+            let result = unsafe { state.hooks.#call_down(&state.next, #down_args) };
             state.hooks.#post(&state.next, #(#args,)* result);
             result
         }
@@ -263,8 +314,9 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
     let doc = format!("{} through the layer's hooks.", spec_link(name));
     let contract = safety_doc(&format!(
         "The arguments are valid as `{name}`'s valid usage says: `{first_name}` is a live \
-         dispatchable handle of a chain this layer is in. A handle the layer does not know, or a \
-         panic in its hooks, returns the command's fallback value."
+         dispatchable handle of a chain this layer is in. A handle the layer does not know \
+         (reported once per command) or a panic in its hooks returns the command's fallback \
+         value."
     ));
     let state = safety(&format!(
         "`{first_name}` is a live dispatchable handle (valid usage): its first word, the loader's \
@@ -277,12 +329,13 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         unsafe extern "system" fn #id<L: Registered>(#(#params),*) #ret {
             guard(|| {
                 #state
-                let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else { return Fallback::fallback() };
+                let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else {
+                    return unknown::<L, _>(command_id::#id, VkObjectType::#object_type, #first.0);
+                };
                 if let Some(result) = state.hooks.#validate(&state.next, #(#args),*) {
                     return result;
                 }
                 state.hooks.#pre(&state.next, #(#args),*);
-                let Some(next) = state.next.#id else { return Fallback::fallback() };
                 #call_and_post
             })
         }
