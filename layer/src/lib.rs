@@ -80,7 +80,10 @@ pub use hooks::{
     DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks, DEVICE_HOOKABLE, DEVICE_HOOK_NAMES,
     INSTANCE_HOOKABLE, INSTANCE_HOOK_NAMES,
 };
-pub use manifest::{Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
+pub use manifest::{
+    write_manifest_beside, Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION,
+    TOOLING_INFO_EXTENSION,
+};
 pub use settings::{Setting, SettingType, Settings};
 pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
