@@ -135,6 +135,30 @@ pub trait Layer: Sized + 'static {
         Some(handle)
     }
 
+    /// The next level's image for one the level above passed (a layer that wraps images),
+    /// wherever a device-level command takes one by value or in an array of parameters
+    /// (`vkCmdCopyImage`'s `srcImage` and `dstImage`, `vkGetImageOpaqueCaptureDataEXT`'s
+    /// `pImages`): the generated entry points hand `call_down_*` (and so the next level) the
+    /// unwrapped handles, an array as a copy made only when a handle changes; the other hooks
+    /// see the caller's. `None` refuses the call (reported once per command, the command's
+    /// fallback value returned). Images inside structures (`VkImageMemoryBarrier`,
+    /// `VkImageViewCreateInfo`, ...) are not unwrapped yet: the layer's `call_down_*` does it.
+    /// Handing out wrapped images is the layer's: its `post_call_record_create_image` (and
+    /// `..._get_swapchain_images_khr`) writes its own handles over the next level's.
+    #[inline(always)]
+    fn unwrap_image(object: &Self::Device, handle: VkImage) -> Option<VkImage> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_image`](Self::unwrap_image), for image views (`vkCmdBindShadingRateImageNV`,
+    /// `vkDestroyImageView`, ...).
+    #[inline(always)]
+    fn unwrap_image_view(object: &Self::Device, handle: VkImageView) -> Option<VkImageView> {
+        let _ = object;
+        Some(handle)
+    }
+
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
     fn before_destroy_instance(object: &Self::Instance, instance: VkInstance) {
         let _ = (object, instance);

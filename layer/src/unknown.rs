@@ -5,9 +5,10 @@
 //! process, the layer says so on stderr (`[vk-layer] LAYER: ...`) and, where it knows the
 //! instance, to the application's debug-utils messengers and report callbacks
 //! ([`report`](crate::report())'s reach). Both are cold paths, out of line: the hot path of a
-//! known handle is unchanged.
+//! known handle is unchanged. And [`parameter_array`], the view of an array parameter whose
+//! handles an entry point unwraps.
 
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 use std::io::Write;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -46,7 +47,7 @@ const ID_NAME: &std::ffi::CStr = c"vk-layer-unknown-handle";
 pub(crate) fn unknown<L: Registered, R: Fallback>(
     command: u16,
     object_type: VkObjectType,
-    handle: *mut c_void,
+    handle: u64,
 ) -> R {
     if L::chassis().reported.first(command) {
         let text = format!(
@@ -55,7 +56,7 @@ pub(crate) fn unknown<L: Registered, R: Fallback>(
              Reported once per command.",
             command_name(command),
             type_name(object_type),
-            handle as usize,
+            handle,
             R::describe(),
         );
         send::<L>(None, object_type, handle, &text);
@@ -63,8 +64,7 @@ pub(crate) fn unknown<L: Registered, R: Fallback>(
     R::fallback()
 }
 
-/// The layer's `Layer::unwrap_*` refused `handle` (of `object_type`, the first parameter of
-/// `command`): reported on stderr and to the instance's messengers, once per command; the
+/// The layer's `Layer::unwrap_*` refused `handle` (of `object_type`, a parameter of `command`): reported on stderr and to the instance's messengers, once per command; the
 /// fallback value returned.
 #[cold]
 #[inline(never)]
@@ -72,7 +72,7 @@ pub(crate) fn refused<L: Registered, R: Fallback>(
     messengers: &Messengers,
     command: u16,
     object_type: VkObjectType,
-    handle: *mut c_void,
+    handle: u64,
 ) -> R {
     if L::chassis().reported.first(command) {
         let text = format!(
@@ -80,7 +80,7 @@ pub(crate) fn refused<L: Registered, R: Fallback>(
              not passed down and returns {}. Reported once per command.",
             command_name(command),
             type_name(object_type),
-            handle as usize,
+            handle,
             R::describe(),
         );
         send::<L>(Some(messengers), object_type, handle, &text);
@@ -91,7 +91,7 @@ pub(crate) fn refused<L: Registered, R: Fallback>(
 fn send<L: Registered>(
     messengers: Option<&Messengers>,
     object_type: VkObjectType,
-    handle: *mut c_void,
+    handle: u64,
     text: &str,
 ) {
     let name = L::PROPERTIES.map_or("vk-layer", |p| p.name);
@@ -99,7 +99,7 @@ fn send<L: Registered>(
     let text = CString::new(text).unwrap_or_default();
     let objects = [Object {
         object_type,
-        handle: handle as u64,
+        handle,
         name: None,
     }];
     let message = Message {
@@ -119,6 +119,20 @@ fn send<L: Registered>(
     }
 }
 
+/// The `count` elements at `array`, a command's array parameter (`pImages`); none when `array` is
+/// null.
+///
+/// # Safety
+/// `array` is null or points to `count` initialized elements that outlive the returned slice.
+pub(crate) unsafe fn parameter_array<'a, T>(array: *const T, count: usize) -> &'a [T] {
+    if array.is_null() || count == 0 {
+        &[]
+    } else {
+        // SAFETY: per the caller's contract.
+        unsafe { std::slice::from_raw_parts(array, count) }
+    }
+}
+
 fn command_name(command: u16) -> String {
     COMMANDS
         .get(command as usize)
@@ -132,6 +146,8 @@ fn type_name(object_type: VkObjectType) -> &'static str {
         VkObjectType::DEVICE => "VkDevice",
         VkObjectType::QUEUE => "VkQueue",
         VkObjectType::COMMAND_BUFFER => "VkCommandBuffer",
+        VkObjectType::IMAGE => "VkImage",
+        VkObjectType::IMAGE_VIEW => "VkImageView",
         _ => "handle",
     }
 }

@@ -114,8 +114,9 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         /// - `pre_call_validate_*`: `Some(r)` skips the call (and the other hooks) and returns
         ///   `r` to the caller;
         /// - `pre_call_record_*`: before the call goes down;
-        /// - `call_down_*`: the call itself, given what goes down (the first handle already the
-        ///   next level's, [`Layer::unwrap_*`](crate::Layer::unwrap_instance)); the default calls
+        /// - `call_down_*`: the call itself, given what goes down (the first handle, and images and
+        ///   image views among the parameters, already the next level's:
+        ///   [`Layer::unwrap_*`](crate::Layer::unwrap_instance)); the default calls
         ///   the next level's function with those arguments. A layer that changes what goes down
         ///   (handles inside structures and arrays unwrapped, a parameter replaced) or answers
         ///   the call itself implements it; what it returns is the command's result;
@@ -153,7 +154,7 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         use crate::guard::guard;
         use crate::hooks::{DeviceHooks, InstanceHooks};
         use crate::state::Registered;
-        use crate::unknown::{refused, unknown};
+        use crate::unknown::{parameter_array, refused, unknown};
 
         /// The layer's entry point for a hookable command id, `None` for any other id. A `const
         /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
@@ -169,6 +170,65 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         #(#device_entries)*
     };
     rust_file(reg, "the layer SDK's entry points", tokens)
+}
+
+/// The non-dispatchable handle types a layer can wrap so far, with the `Layer` method that unwraps
+/// one and its `VkObjectType`: the generated entry points unwrap them where a device-level command
+/// takes one by value or an array of them (`const VkImage* pImages` with its `len`). Inside
+/// structures, `pNext` chains and `u64` object handles: not yet (docs/layer-authors.md).
+pub(crate) const WRAPPED_HANDLES: &[(&str, &str, &str)] = &[
+    ("VkImage", "unwrap_image", "IMAGE"),
+    ("VkImageView", "unwrap_image_view", "IMAGE_VIEW"),
+];
+
+/// The statements that unwrap parameter `p` of `c` into `down_<name>`, when it is a wrapped
+/// handle type by value or a `const` array of one with its length parameter.
+fn unwrap_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
+    let &(_, unwrap, object_type) = WRAPPED_HANDLES.iter().find(|(ty, ..)| *ty == p.ty.base)?;
+    let (unwrap, object_type) = (format_ident!("{}", unwrap), format_ident!("{}", object_type));
+    let (id, name, down) = (
+        format_ident!("{}", c.name),
+        ident(&p.name),
+        format_ident!("down_{}", p.name),
+    );
+    let refused = quote! {
+        return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, handle.0)
+    };
+    match p.ty.pointers.as_slice() {
+        [] => Some(quote! {
+            let handle = #name;
+            let Some(#down) = L::#unwrap(&state.hooks, handle) else { #refused };
+        }),
+        [true] => {
+            let len = p.len.as_deref()?;
+            let count = c.params.iter().find(|q| q.name == len && q.ty.pointers.is_empty())?;
+            let count = ident(&count.name);
+            let owned = format_ident!("owned_{}", p.name);
+            let given = safety(&format!(
+                "`{}` holds `{len}` handles (valid usage), or is null with none.",
+                p.name
+            ));
+            Some(quote! {
+                // A copy only when a handle changes: the identity unwrap compiles to nothing.
+                let mut #owned = Vec::new();
+                let #down = {
+                    #given
+                    let given = unsafe { parameter_array(#name, #count as usize) };
+                    for (i, &handle) in given.iter().enumerate() {
+                        let Some(inner) = L::#unwrap(&state.hooks, handle) else { #refused };
+                        if inner != handle {
+                            if #owned.is_empty() {
+                                #owned = given.to_vec();
+                            }
+                            #owned[i] = inner;
+                        }
+                    }
+                    if #owned.is_empty() { #name } else { #owned.as_ptr() }
+                };
+            })
+        }
+        _ => None,
+    }
 }
 
 /// `vkCmdDraw` -> `cmd_draw`.
@@ -208,18 +268,20 @@ fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
         format!("`{name}`: records after the call (and its `result`, if any)."),
     );
     let doc_call = format!(
-        "`{name}`: the call, with what goes down (the first handle the next level's); the \
-         default calls the next level's function (the fallback value when it has none)."
+        "`{name}`: the call, with what goes down (the handles the layer unwraps, the first and \
+         images and image views among the parameters, already the next level's); the default \
+         calls the next level's function (the fallback value when it has none)."
     );
     let call_contract = safety_doc(&format!(
         "Called by the layer's entry point with the caller's arguments (valid per `{name}`'s \
-         valid usage) and the next level's first handle: the default passes them to the next \
-         level's `{name}`. An implementation passes down what the next level may be given."
+         valid usage), the handles the layer unwraps being the next level's: the default passes \
+         them to the next level's `{name}`. An implementation passes down what the next level \
+         may be given."
     ));
     let call = safety(&format!(
         "the next level's `{name}`, from the table its `vkGet*ProcAddr` filled, with the \
-         arguments the entry point received (valid per the command's valid usage) and the next \
-         level's own first handle, per this method's contract."
+         arguments the entry point received (valid per the command's valid usage, the handles \
+         the layer unwraps the next level's own), per this method's contract."
     ));
     quote! {
         #[doc = #doc_validate]
@@ -275,25 +337,36 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         ("VkCommandBuffer", true) => (Some(quote!(unwrap_command_buffer)), quote!(COMMAND_BUFFER)),
         _ => (None, quote!(UNKNOWN)),
     };
-    let (unwrapped, down_args) = match unwrap {
-        Some(unwrap) => {
-            let rest = &args[1..];
-            (
-                quote! {
-                    let Some(down) = L::#unwrap(&state.hooks, #first) else {
-                        return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, #first.0);
-                    };
-                },
-                quote!(down, #(#rest),*),
-            )
-        }
-        None => (quote!(), quote!(#(#args),*)),
+    let (unwrapped, mut down_args) = match unwrap {
+        Some(unwrap) => (
+            quote! {
+                let Some(down) = L::#unwrap(&state.hooks, #first) else {
+                    return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, #first.0 as u64);
+                };
+            },
+            std::iter::once(quote!(down)).chain(args[1..].iter().map(|a| quote!(#a))).collect(),
+        ),
+        None => (quote!(), args.iter().map(|a| quote!(#a)).collect::<Vec<_>>()),
     };
+    // The wrapped non-dispatchable handles among the other parameters go down as the next
+    // level's too (device-level commands: the layer's device object unwraps them).
+    let mut unwrapped = unwrapped;
+    if level.to_string() == "device" {
+        for (i, p) in c.params.iter().enumerate().skip(1) {
+            if let Some(tokens) = unwrap_parameter(c, p) {
+                unwrapped.extend(tokens);
+                let down = format_ident!("down_{}", p.name);
+                down_args[i] = quote!(#down);
+            }
+        }
+    }
+    let down_args = quote!(#(#down_args),*);
     let name = &c.name;
     let first_name = &c.params[0].name;
     let call = safety(&format!(
         "the layer's `call_down_{base}`, whose contract is the command's own: the caller's \
-         arguments (valid per the command's valid usage) with the next level's first handle."
+         arguments (valid per the command's valid usage) with the next level's handles where \
+         the layer unwraps them."
     ));
     let call_and_post = if c.return_type.is_void() {
         quote! {
@@ -330,7 +403,7 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
             guard(|| {
                 #state
                 let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else {
-                    return unknown::<L, _>(command_id::#id, VkObjectType::#object_type, #first.0);
+                    return unknown::<L, _>(command_id::#id, VkObjectType::#object_type, #first.0 as u64);
                 };
                 if let Some(result) = state.hooks.#validate(&state.next, #(#args),*) {
                     return result;

@@ -9,7 +9,7 @@ use vk_generated::types::*;
 use crate::guard::guard;
 use crate::hooks::{DeviceHooks, InstanceHooks};
 use crate::state::Registered;
-use crate::unknown::{refused, unknown};
+use crate::unknown::{parameter_array, refused, unknown};
 /// The layer's entry point for a hookable command id, `None` for any other id. A `const
 /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
 /// layer's library holds only the entry points it hooks.
@@ -3313,7 +3313,7 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
             >(
                 command_id::vkAcquireDrmDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3343,11 +3343,12 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireDrmDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_drm_display_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3385,7 +3386,7 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
             >(
                 command_id::vkAcquireWinrtDisplayNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3413,11 +3414,12 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireWinrtDisplayNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_winrt_display_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_acquire_winrt_display_nv(&state.next, down, display)
         };
@@ -3453,7 +3455,7 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
             >(
                 command_id::vkAcquireXlibDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3483,11 +3485,12 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireXlibDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_xlib_display_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3524,7 +3527,11 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateAndroidSurfaceKHR, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateAndroidSurfaceKHR,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -3555,11 +3562,12 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateAndroidSurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_android_surface_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3606,7 +3614,7 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
             >(
                 command_id::vkCreateDebugReportCallbackEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3638,12 +3646,12 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDebugReportCallbackEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_debug_report_callback_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3690,7 +3698,7 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
             >(
                 command_id::vkCreateDebugUtilsMessengerEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3722,12 +3730,12 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDebugUtilsMessengerEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_debug_utils_messenger_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3774,7 +3782,7 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
             >(
                 command_id::vkCreateDirectFBSurfaceEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3806,12 +3814,12 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDirectFBSurfaceEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_direct_fb_surface_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3859,7 +3867,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
             >(
                 command_id::vkCreateDisplayModeKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3893,11 +3901,12 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDisplayModeKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_display_mode_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -3946,7 +3955,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
             >(
                 command_id::vkCreateDisplayPlaneSurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -3978,12 +3987,12 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDisplayPlaneSurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_display_plane_surface_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4030,7 +4039,7 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
             >(
                 command_id::vkCreateHeadlessSurfaceEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -4062,12 +4071,12 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateHeadlessSurfaceEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_headless_surface_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4111,7 +4120,11 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateIOSSurfaceMVK, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateIOSSurfaceMVK,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4142,11 +4155,12 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateIOSSurfaceMVK,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_ios_surface_mvk`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4193,7 +4207,7 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
             >(
                 command_id::vkCreateImagePipeSurfaceFUCHSIA,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -4225,12 +4239,12 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateImagePipeSurfaceFUCHSIA,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_image_pipe_surface_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4274,7 +4288,11 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateMacOSSurfaceMVK, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateMacOSSurfaceMVK,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4305,11 +4323,12 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateMacOSSurfaceMVK,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_mac_os_surface_mvk`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4353,7 +4372,11 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateMetalSurfaceEXT, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateMetalSurfaceEXT,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4384,11 +4407,12 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateMetalSurfaceEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_metal_surface_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4432,7 +4456,11 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateScreenSurfaceQNX, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateScreenSurfaceQNX,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4463,11 +4491,12 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateScreenSurfaceQNX,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_screen_surface_qnx`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4514,7 +4543,7 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
             >(
                 command_id::vkCreateStreamDescriptorSurfaceGGP,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -4546,12 +4575,12 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateStreamDescriptorSurfaceGGP,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_stream_descriptor_surface_ggp`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4595,7 +4624,11 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateSurfaceOHOS, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateSurfaceOHOS,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4626,11 +4659,12 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateSurfaceOHOS,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_surface_ohos`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4674,7 +4708,11 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateUbmSurfaceSEC, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateUbmSurfaceSEC,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4705,11 +4743,12 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateUbmSurfaceSEC,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_ubm_surface_sec`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4753,7 +4792,11 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateViSurfaceNN, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateViSurfaceNN,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4784,11 +4827,12 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateViSurfaceNN,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_vi_surface_nn`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4832,7 +4876,11 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateWaylandSurfaceKHR, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateWaylandSurfaceKHR,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4863,11 +4911,12 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateWaylandSurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_wayland_surface_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4911,7 +4960,11 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateWin32SurfaceKHR, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateWin32SurfaceKHR,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -4942,11 +4995,12 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateWin32SurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_win32_surface_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -4990,7 +5044,11 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateXcbSurfaceKHR, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateXcbSurfaceKHR,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -5021,11 +5079,12 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateXcbSurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_xcb_surface_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5069,7 +5128,11 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateXlibSurfaceKHR, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkCreateXlibSurfaceKHR,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -5100,11 +5163,12 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateXlibSurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_xlib_surface_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5152,7 +5216,11 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDebugReportMessageEXT, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkDebugReportMessageEXT,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -5191,11 +5259,12 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDebugReportMessageEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_debug_report_message_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -5247,7 +5316,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
             >(
                 command_id::vkDestroyDebugReportCallbackEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5277,12 +5346,12 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDebugReportCallbackEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_debug_report_callback_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -5324,7 +5393,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
             >(
                 command_id::vkDestroyDebugUtilsMessengerEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5354,12 +5423,12 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDebugUtilsMessengerEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_debug_utils_messenger_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -5398,7 +5467,11 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroySurfaceKHR, VkObjectType::INSTANCE, instance.0);
+            >(
+                command_id::vkDestroySurfaceKHR,
+                VkObjectType::INSTANCE,
+                instance.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -5427,11 +5500,12 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroySurfaceKHR,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_surface_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -5470,7 +5544,7 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
             >(
                 command_id::vkEnumerateDeviceExtensionProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5502,12 +5576,12 @@ unsafe extern "system" fn vkEnumerateDeviceExtensionProperties<L: Registered>(
                 state.messengers(),
                 command_id::vkEnumerateDeviceExtensionProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_enumerate_device_extension_properties`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5554,7 +5628,7 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
             >(
                 command_id::vkEnumerateDeviceLayerProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5584,12 +5658,12 @@ unsafe extern "system" fn vkEnumerateDeviceLayerProperties<L: Registered>(
                 state.messengers(),
                 command_id::vkEnumerateDeviceLayerProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_enumerate_device_layer_properties`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5633,7 +5707,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
             >(
                 command_id::vkEnumeratePhysicalDeviceGroups,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5663,12 +5737,12 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
                 state.messengers(),
                 command_id::vkEnumeratePhysicalDeviceGroups,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_enumerate_physical_device_groups`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5718,7 +5792,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
             >(
                 command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5752,13 +5826,13 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceCounter
                 state.messengers(),
                 command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_enumerate_physical_device_queue_family_performance_counters_by_region_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5811,7 +5885,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
             >(
                 command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5845,13 +5919,13 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCo
                 state.messengers(),
                 command_id::vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_enumerate_physical_device_queue_family_performance_query_counters_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5902,7 +5976,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
             >(
                 command_id::vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -5932,12 +6006,12 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceShaderInstrumentationMetricsA
                 state.messengers(),
                 command_id::vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_enumerate_physical_device_shader_instrumentation_metrics_arm`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
-        // usage) with the next level's first handle.
+        // usage) with the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -5981,7 +6055,7 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
             >(
                 command_id::vkEnumeratePhysicalDevices,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6011,11 +6085,12 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
                 state.messengers(),
                 command_id::vkEnumeratePhysicalDevices,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_enumerate_physical_devices`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6060,7 +6135,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
             >(
                 command_id::vkGetDisplayModeProperties2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6092,12 +6167,12 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDisplayModeProperties2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_display_mode_properties2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6144,7 +6219,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
             >(
                 command_id::vkGetDisplayModePropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6176,12 +6251,12 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDisplayModePropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_display_mode_properties_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6228,7 +6303,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
             >(
                 command_id::vkGetDisplayPlaneCapabilities2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6258,12 +6333,12 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDisplayPlaneCapabilities2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_display_plane_capabilities2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6309,7 +6384,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
             >(
                 command_id::vkGetDisplayPlaneCapabilitiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6341,12 +6416,12 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDisplayPlaneCapabilitiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_display_plane_capabilities_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6394,7 +6469,7 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
             >(
                 command_id::vkGetDisplayPlaneSupportedDisplaysKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6426,12 +6501,12 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDisplayPlaneSupportedDisplaysKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_display_plane_supported_displays_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6478,7 +6553,7 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
             >(
                 command_id::vkGetDrmDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6510,11 +6585,12 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDrmDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_drm_display_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6561,7 +6637,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
             >(
                 command_id::vkGetPhysicalDeviceCalibrateableTimeDomainsKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6591,12 +6667,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceCalibrateableTimeDomainsKHR<L: Regi
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceCalibrateableTimeDomainsKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_calibrateable_time_domains_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6644,7 +6720,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
             >(
                 command_id::vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6674,13 +6750,13 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensions
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_get_physical_device_cooperative_matrix_flexible_dimensions_properties_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6728,7 +6804,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
             >(
                 command_id::vkGetPhysicalDeviceCooperativeMatrixProperties2EXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6760,12 +6836,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixProperties2EXT<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceCooperativeMatrixProperties2EXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_cooperative_matrix_properties2_ext`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6814,7 +6890,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
             >(
                 command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6844,12 +6920,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_cooperative_matrix_properties_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6896,7 +6972,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
             >(
                 command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -6926,12 +7002,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeMatrixPropertiesNV<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceCooperativeMatrixPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_cooperative_matrix_properties_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -6978,7 +7054,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
             >(
                 command_id::vkGetPhysicalDeviceCooperativeVectorPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7008,12 +7084,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceCooperativeVectorPropertiesNV<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceCooperativeVectorPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_cooperative_vector_properties_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7057,7 +7133,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceDescriptorSizeEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7085,12 +7161,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceDescriptorSizeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceDescriptorSizeEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_descriptor_size_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7135,7 +7211,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
             >(
                 command_id::vkGetPhysicalDeviceDirectFBPresentationSupportEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7165,12 +7241,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceDirectFBPresentationSupportEXT<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceDirectFBPresentationSupportEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_direct_fb_presentation_support_ext`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7215,7 +7291,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
             >(
                 command_id::vkGetPhysicalDeviceDisplayPlaneProperties2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7245,12 +7321,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceDisplayPlaneProperties2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_display_plane_properties2_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7295,7 +7371,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
             >(
                 command_id::vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7325,12 +7401,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceDisplayPlanePropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_display_plane_properties_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7375,7 +7451,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
             >(
                 command_id::vkGetPhysicalDeviceDisplayProperties2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7405,12 +7481,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceDisplayProperties2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_display_properties2_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7455,7 +7531,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
             >(
                 command_id::vkGetPhysicalDeviceDisplayPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7485,12 +7561,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceDisplayPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_display_properties_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7535,7 +7611,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
             >(
                 command_id::vkGetPhysicalDeviceExternalBufferProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7565,12 +7641,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalBufferProperties<L: Registe
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceExternalBufferProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_external_buffer_properties`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -7613,7 +7689,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
             >(
                 command_id::vkGetPhysicalDeviceExternalFenceProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7643,12 +7719,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalFenceProperties<L: Register
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceExternalFenceProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_external_fence_properties`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -7698,7 +7774,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
             >(
                 command_id::vkGetPhysicalDeviceExternalImageFormatPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7738,12 +7814,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalImageFormatPropertiesNV<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceExternalImageFormatPropertiesNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_external_image_format_properties_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -7798,7 +7874,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
             >(
                 command_id::vkGetPhysicalDeviceExternalSemaphoreProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7828,12 +7904,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalSemaphoreProperties<L: Regi
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceExternalSemaphoreProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_external_semaphore_properties`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -7876,7 +7952,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
             >(
                 command_id::vkGetPhysicalDeviceExternalTensorPropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7906,12 +7982,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceExternalTensorPropertiesARM<L: Regi
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceExternalTensorPropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_external_tensor_properties_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -7952,7 +8028,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceFeatures,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -7980,12 +8056,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceFeatures,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_features`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8020,7 +8096,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceFeatures2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8048,12 +8124,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceFeatures2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceFeatures2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_features2`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8090,7 +8166,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceFormatProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8120,12 +8196,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceFormatProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_format_properties`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8168,7 +8244,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceFormatProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8198,12 +8274,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceFormatProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_format_properties2`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8246,7 +8322,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
             >(
                 command_id::vkGetPhysicalDeviceFragmentShadingRatesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8276,12 +8352,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceFragmentShadingRatesKHR<L: Register
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceFragmentShadingRatesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_fragment_shading_rates_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -8330,7 +8406,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
             >(
                 command_id::vkGetPhysicalDeviceImageFormatProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8368,12 +8444,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties<L: Registered
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceImageFormatProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_image_format_properties`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -8426,7 +8502,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
             >(
                 command_id::vkGetPhysicalDeviceImageFormatProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8456,12 +8532,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceImageFormatProperties2<L: Registere
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceImageFormatProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_image_format_properties2`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -8505,7 +8581,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceMemoryProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8533,12 +8609,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceMemoryProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_memory_properties`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8578,7 +8654,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceMemoryProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8606,12 +8682,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceMemoryProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_memory_properties2`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8652,7 +8728,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
             >(
                 command_id::vkGetPhysicalDeviceMultisamplePropertiesEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8682,12 +8758,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceMultisamplePropertiesEXT<L: Registe
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceMultisamplePropertiesEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_multisample_properties_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8731,7 +8807,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
             >(
                 command_id::vkGetPhysicalDeviceOpticalFlowImageFormatsNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8763,12 +8839,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceOpticalFlowImageFormatsNV<L: Regist
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceOpticalFlowImageFormatsNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_optical_flow_image_formats_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -8816,7 +8892,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
             >(
                 command_id::vkGetPhysicalDevicePresentRectanglesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8848,12 +8924,12 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
                 state.messengers(),
                 command_id::vkGetPhysicalDevicePresentRectanglesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_present_rectangles_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -8898,7 +8974,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8926,12 +9002,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_properties`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -8966,7 +9042,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -8994,12 +9070,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceProperties2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_properties2`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9044,7 +9120,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9076,13 +9152,13 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperation
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_get_physical_device_queue_family_data_graph_engine_operation_properties_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -9134,7 +9210,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9170,13 +9246,13 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImag
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_get_physical_device_queue_family_data_graph_optical_flow_image_formats_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -9230,7 +9306,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9260,13 +9336,13 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEngin
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_get_physical_device_queue_family_data_graph_processing_engine_properties_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9312,7 +9388,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9344,12 +9420,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_queue_family_data_graph_properties_arm`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
-        // usage) with the next level's first handle.
+        // usage) with the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -9398,7 +9474,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9428,12 +9504,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKH
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_queue_family_performance_query_passes_khr`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
-        // usage) with the next level's first handle.
+        // usage) with the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9476,7 +9552,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9506,12 +9582,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties<L: Registered
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_queue_family_properties`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9554,7 +9630,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
             >(
                 command_id::vkGetPhysicalDeviceQueueFamilyProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9584,12 +9660,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceQueueFamilyProperties2<L: Registere
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceQueueFamilyProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_queue_family_properties2`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9632,7 +9708,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
             >(
                 command_id::vkGetPhysicalDeviceScreenPresentationSupportQNX,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9662,12 +9738,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceScreenPresentationSupportQNX<L: Reg
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceScreenPresentationSupportQNX,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_screen_presentation_support_qnx`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -9717,7 +9793,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
             >(
                 command_id::vkGetPhysicalDeviceSparseImageFormatProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9757,12 +9833,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties<L: Regi
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSparseImageFormatProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_sparse_image_format_properties`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9816,7 +9892,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
             >(
                 command_id::vkGetPhysicalDeviceSparseImageFormatProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9848,12 +9924,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSparseImageFormatProperties2<L: Reg
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSparseImageFormatProperties2,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_sparse_image_format_properties2`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -9900,7 +9976,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
             >(
                 command_id::vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -9930,13 +10006,13 @@ unsafe extern "system" fn vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCom
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's
         // `call_down_get_physical_device_supported_framebuffer_mixed_samples_combinations_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -9981,7 +10057,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
             >(
                 command_id::vkGetPhysicalDeviceSurfaceCapabilities2EXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10011,12 +10087,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfaceCapabilities2EXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_capabilities2_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10061,7 +10137,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
             >(
                 command_id::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10091,12 +10167,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_capabilities2_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10141,7 +10217,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
             >(
                 command_id::vkGetPhysicalDeviceSurfaceCapabilitiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10171,12 +10247,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfaceCapabilitiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_capabilities_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10222,7 +10298,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceSurfaceFormats2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10254,12 +10330,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfaceFormats2KHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_formats2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10307,7 +10383,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceSurfaceFormatsKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10339,12 +10415,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfaceFormatsKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_formats_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10392,7 +10468,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
             >(
                 command_id::vkGetPhysicalDeviceSurfacePresentModes2EXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10424,12 +10500,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfacePresentModes2EXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_present_modes2_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10477,7 +10553,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
             >(
                 command_id::vkGetPhysicalDeviceSurfacePresentModesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10509,12 +10585,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfacePresentModesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_present_modes_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10562,7 +10638,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceSurfaceSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10594,12 +10670,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceSurfaceSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_surface_support_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10646,7 +10722,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
             >(
                 command_id::vkGetPhysicalDeviceToolProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10676,12 +10752,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceToolProperties<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceToolProperties,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_tool_properties`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10726,7 +10802,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
             >(
                 command_id::vkGetPhysicalDeviceUbmPresentationSupportSEC,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10756,12 +10832,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceUbmPresentationSupportSEC<L: Regist
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceUbmPresentationSupportSEC,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_ubm_presentation_support_sec`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10806,7 +10882,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
             >(
                 command_id::vkGetPhysicalDeviceVideoCapabilitiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10836,12 +10912,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoCapabilitiesKHR<L: Registered>
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceVideoCapabilitiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_video_capabilities_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10888,7 +10964,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
             >(
                 command_id::vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -10918,12 +10994,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKH
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_video_encode_quality_level_properties_khr`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
-        // usage) with the next level's first handle.
+        // usage) with the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -10969,7 +11045,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
             >(
                 command_id::vkGetPhysicalDeviceVideoFormatPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11001,12 +11077,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceVideoFormatPropertiesKHR<L: Registe
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceVideoFormatPropertiesKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_video_format_properties_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11055,7 +11131,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
             >(
                 command_id::vkGetPhysicalDeviceWaylandPresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11085,12 +11161,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceWaylandPresentationSupportKHR<
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceWaylandPresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_wayland_presentation_support_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11134,7 +11210,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
             >(
                 command_id::vkGetPhysicalDeviceWin32PresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11162,12 +11238,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceWin32PresentationSupportKHR<L: Regi
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceWin32PresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_win32_presentation_support_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11211,7 +11287,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
             >(
                 command_id::vkGetPhysicalDeviceXcbPresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11243,12 +11319,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceXcbPresentationSupportKHR<L: Regist
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceXcbPresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_xcb_presentation_support_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11296,7 +11372,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
             >(
                 command_id::vkGetPhysicalDeviceXlibPresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11328,12 +11404,12 @@ unsafe extern "system" fn vkGetPhysicalDeviceXlibPresentationSupportKHR<L: Regis
                 state.messengers(),
                 command_id::vkGetPhysicalDeviceXlibPresentationSupportKHR,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_physical_device_xlib_presentation_support_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11380,7 +11456,7 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
             >(
                 command_id::vkGetRandROutputDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11412,12 +11488,12 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetRandROutputDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_rand_r_output_display_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11463,7 +11539,7 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
             >(
                 command_id::vkGetWinrtDisplayNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11493,11 +11569,12 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetWinrtDisplayNV,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_winrt_display_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11540,7 +11617,7 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
             >(
                 command_id::vkReleaseDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11560,11 +11637,12 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkReleaseDisplayEXT,
                 VkObjectType::PHYSICAL_DEVICE,
-                physicalDevice.0,
+                physicalDevice.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_release_display_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_release_display_ext(&state.next, down, display)
         };
@@ -11601,7 +11679,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
             >(
                 command_id::vkSubmitDebugUtilsMessageEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11633,12 +11711,12 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkSubmitDebugUtilsMessageEXT,
                 VkObjectType::INSTANCE,
-                instance.0,
+                instance.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_submit_debug_utils_message_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -11681,7 +11759,7 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
             >(
                 command_id::vkAcquireFullScreenExclusiveModeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11709,12 +11787,12 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireFullScreenExclusiveModeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_full_screen_exclusive_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11753,7 +11831,7 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAcquireNextImage2KHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkAcquireNextImage2KHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -11782,11 +11860,12 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireNextImage2KHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_next_image2_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11830,7 +11909,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAcquireNextImageKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkAcquireNextImageKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -11865,11 +11944,12 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireNextImageKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_next_image_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11919,7 +11999,7 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
             >(
                 command_id::vkAcquirePerformanceConfigurationINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -11949,12 +12029,12 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquirePerformanceConfigurationINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_performance_configuration_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -11994,7 +12074,11 @@ unsafe extern "system" fn vkAcquireProfilingLockKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAcquireProfilingLockKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkAcquireProfilingLockKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -12013,11 +12097,12 @@ unsafe extern "system" fn vkAcquireProfilingLockKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkAcquireProfilingLockKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_acquire_profiling_lock_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_acquire_profiling_lock_khr(&state.next, down, pInfo)
         };
@@ -12050,7 +12135,11 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAllocateCommandBuffers, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkAllocateCommandBuffers,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -12079,11 +12168,12 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
                 state.messengers(),
                 command_id::vkAllocateCommandBuffers,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_allocate_command_buffers`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12124,7 +12214,11 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAllocateDescriptorSets, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkAllocateDescriptorSets,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -12153,11 +12247,12 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
                 state.messengers(),
                 command_id::vkAllocateDescriptorSets,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_allocate_descriptor_sets`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12199,7 +12294,7 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAllocateMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkAllocateMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12230,11 +12325,12 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkAllocateMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_allocate_memory`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12276,7 +12372,7 @@ unsafe extern "system" fn vkAntiLagUpdateAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkAntiLagUpdateAMD, VkObjectType::DEVICE, device.0);
+            >(command_id::vkAntiLagUpdateAMD, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12293,11 +12389,12 @@ unsafe extern "system" fn vkAntiLagUpdateAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkAntiLagUpdateAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_anti_lag_update_amd`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe { state.hooks.call_down_anti_lag_update_amd(&state.next, down, pData) };
         state.hooks.post_call_record_anti_lag_update_amd(&state.next, device, pData);
     })
@@ -12322,7 +12419,7 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
             >(
                 command_id::vkBeginCommandBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -12350,11 +12447,12 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkBeginCommandBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_begin_command_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_begin_command_buffer(&state.next, down, pBeginInfo)
         };
@@ -12390,7 +12488,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
             >(
                 command_id::vkBindAccelerationStructureMemoryNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -12420,12 +12518,12 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
                 state.messengers(),
                 command_id::vkBindAccelerationStructureMemoryNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_acceleration_structure_memory_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12467,7 +12565,7 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBindBufferMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkBindBufferMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12498,11 +12596,12 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkBindBufferMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_buffer_memory`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12545,7 +12644,7 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBindBufferMemory2, VkObjectType::DEVICE, device.0);
+            >(command_id::vkBindBufferMemory2, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12574,11 +12673,12 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
                 state.messengers(),
                 command_id::vkBindBufferMemory2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_buffer_memory2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12622,7 +12722,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
             >(
                 command_id::vkBindDataGraphPipelineSessionMemoryARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -12652,12 +12752,12 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
                 state.messengers(),
                 command_id::vkBindDataGraphPipelineSessionMemoryARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_data_graph_pipeline_session_memory_arm`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12699,7 +12799,7 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBindImageMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkBindImageMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12730,18 +12830,31 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkBindImageMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkBindImageMemory,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_bind_image_memory`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
                 .call_down_bind_image_memory(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     memory,
                     memoryOffset,
                 )
@@ -12777,7 +12890,7 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBindImageMemory2, VkObjectType::DEVICE, device.0);
+            >(command_id::vkBindImageMemory2, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12806,11 +12919,12 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
                 state.messengers(),
                 command_id::vkBindImageMemory2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_image_memory2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12856,7 +12970,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
             >(
                 command_id::vkBindOpticalFlowSessionImageNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -12890,12 +13004,24 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
                 state.messengers(),
                 command_id::vkBindOpticalFlowSessionImageNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
+        };
+        let handle = view;
+        let Some(down_view) = L::unwrap_image_view(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkBindOpticalFlowSessionImageNV,
+                VkObjectType::IMAGE_VIEW,
+                handle.0,
+            )
         };
         // SAFETY: the layer's `call_down_bind_optical_flow_session_image_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -12904,7 +13030,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
                     down,
                     session,
                     bindingPoint,
-                    view,
+                    down_view,
                     layout,
                 )
         };
@@ -12940,7 +13066,7 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBindTensorMemoryARM, VkObjectType::DEVICE, device.0);
+            >(command_id::vkBindTensorMemoryARM, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -12969,11 +13095,12 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
                 state.messengers(),
                 command_id::vkBindTensorMemoryARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_tensor_memory_arm`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -13015,7 +13142,11 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBindVideoSessionMemoryKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkBindVideoSessionMemoryKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -13046,12 +13177,12 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkBindVideoSessionMemoryKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_bind_video_session_memory_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -13099,7 +13230,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
             >(
                 command_id::vkBuildAccelerationStructuresKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13133,12 +13264,12 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkBuildAccelerationStructuresKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_build_acceleration_structures_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -13184,7 +13315,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkBuildMicromapsEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkBuildMicromapsEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -13215,11 +13346,12 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkBuildMicromapsEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_build_micromaps_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -13264,7 +13396,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
             >(
                 command_id::vkClearShaderInstrumentationMetricsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13292,12 +13424,12 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
                 state.messengers(),
                 command_id::vkClearShaderInstrumentationMetricsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_clear_shader_instrumentation_metrics_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13337,7 +13469,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
             >(
                 command_id::vkCmdBeginConditionalRendering2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13365,12 +13497,12 @@ unsafe extern "system" fn vkCmdBeginConditionalRendering2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginConditionalRendering2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_conditional_rendering2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13410,7 +13542,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
             >(
                 command_id::vkCmdBeginConditionalRenderingEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13438,12 +13570,12 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginConditionalRenderingEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_conditional_rendering_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13482,7 +13614,7 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
             >(
                 command_id::vkCmdBeginCustomResolveEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13510,12 +13642,12 @@ unsafe extern "system" fn vkCmdBeginCustomResolveEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginCustomResolveEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_custom_resolve_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13554,7 +13686,7 @@ unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT<L: Registered>(
             >(
                 command_id::vkCmdBeginDebugUtilsLabelEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13582,12 +13714,12 @@ unsafe extern "system" fn vkCmdBeginDebugUtilsLabelEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginDebugUtilsLabelEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_debug_utils_label_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13624,7 +13756,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
             >(
                 command_id::vkCmdBeginGpaSampleAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13656,11 +13788,12 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginGpaSampleAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_gpa_sample_amd`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -13705,7 +13838,7 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
             >(
                 command_id::vkCmdBeginGpaSessionAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13733,11 +13866,12 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginGpaSessionAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_gpa_session_amd`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -13774,7 +13908,7 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
             >(
                 command_id::vkCmdBeginPerTileExecutionQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13802,12 +13936,12 @@ unsafe extern "system" fn vkCmdBeginPerTileExecutionQCOM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginPerTileExecutionQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_per_tile_execution_qcom`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13848,7 +13982,7 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
             >(
                 command_id::vkCmdBeginQuery,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13880,11 +14014,12 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginQuery,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_query`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -13924,7 +14059,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
             >(
                 command_id::vkCmdBeginQueryIndexedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -13958,12 +14093,12 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginQueryIndexedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_query_indexed_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14009,7 +14144,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
             >(
                 command_id::vkCmdBeginRenderPass,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14039,11 +14174,12 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginRenderPass,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_render_pass`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14085,7 +14221,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
             >(
                 command_id::vkCmdBeginRenderPass2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14115,11 +14251,12 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginRenderPass2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_render_pass2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14160,7 +14297,7 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
             >(
                 command_id::vkCmdBeginRendering,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14188,11 +14325,12 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginRendering,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_rendering`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_begin_rendering(&state.next, down, pRenderingInfo)
         };
@@ -14226,7 +14364,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
             >(
                 command_id::vkCmdBeginShaderInstrumentationARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14254,12 +14392,12 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginShaderInstrumentationARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_shader_instrumentation_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14300,7 +14438,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
             >(
                 command_id::vkCmdBeginTransformFeedback2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14332,12 +14470,12 @@ unsafe extern "system" fn vkCmdBeginTransformFeedback2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginTransformFeedback2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_transform_feedback2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14383,7 +14521,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
             >(
                 command_id::vkCmdBeginTransformFeedbackEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14417,12 +14555,12 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginTransformFeedbackEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_transform_feedback_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14467,7 +14605,7 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
             >(
                 command_id::vkCmdBeginVideoCodingKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14495,11 +14633,12 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBeginVideoCodingKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_begin_video_coding_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14535,7 +14674,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
             >(
                 command_id::vkCmdBindDescriptorBufferEmbeddedSamplers2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14563,12 +14702,12 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
                 state.messengers(),
                 command_id::vkCmdBindDescriptorBufferEmbeddedSamplers2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_buffer_embedded_samplers2_ext`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14610,7 +14749,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
             >(
                 command_id::vkCmdBindDescriptorBufferEmbeddedSamplersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14642,12 +14781,12 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
                 state.messengers(),
                 command_id::vkCmdBindDescriptorBufferEmbeddedSamplersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_buffer_embedded_samplers_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14691,7 +14830,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
             >(
                 command_id::vkCmdBindDescriptorBuffersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14721,12 +14860,12 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindDescriptorBuffersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_buffers_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14773,7 +14912,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
             >(
                 command_id::vkCmdBindDescriptorSets,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14813,11 +14952,12 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindDescriptorSets,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_sets`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14868,7 +15008,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
             >(
                 command_id::vkCmdBindDescriptorSets2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14896,11 +15036,12 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindDescriptorSets2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_sets2`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -14941,7 +15082,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
             >(
                 command_id::vkCmdBindIndexBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -14973,11 +15114,12 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindIndexBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_index_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15023,7 +15165,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
             >(
                 command_id::vkCmdBindIndexBuffer2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15057,11 +15199,12 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindIndexBuffer2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_index_buffer2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15106,7 +15249,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer3KHR<L: Registered>(
             >(
                 command_id::vkCmdBindIndexBuffer3KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15134,11 +15277,12 @@ unsafe extern "system" fn vkCmdBindIndexBuffer3KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindIndexBuffer3KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_index_buffer3_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_bind_index_buffer3_khr(&state.next, down, pInfo)
         };
@@ -15172,7 +15316,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
             >(
                 command_id::vkCmdBindInvocationMaskHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15202,19 +15346,31 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindInvocationMaskHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = imageView;
+        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdBindInvocationMaskHUAWEI,
+                VkObjectType::IMAGE_VIEW,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_bind_invocation_mask_huawei`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_bind_invocation_mask_huawei(
                     &state.next,
                     down,
-                    imageView,
+                    down_imageView,
                     imageLayout,
                 )
         };
@@ -15249,7 +15405,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
             >(
                 command_id::vkCmdBindPipeline,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15279,11 +15435,12 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindPipeline,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_pipeline`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15326,7 +15483,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
             >(
                 command_id::vkCmdBindPipelineShaderGroupNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15358,12 +15515,12 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindPipelineShaderGroupNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_pipeline_shader_group_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15406,7 +15563,7 @@ unsafe extern "system" fn vkCmdBindResourceHeapEXT<L: Registered>(
             >(
                 command_id::vkCmdBindResourceHeapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15434,11 +15591,12 @@ unsafe extern "system" fn vkCmdBindResourceHeapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindResourceHeapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_resource_heap_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15473,7 +15631,7 @@ unsafe extern "system" fn vkCmdBindSamplerHeapEXT<L: Registered>(
             >(
                 command_id::vkCmdBindSamplerHeapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15501,11 +15659,12 @@ unsafe extern "system" fn vkCmdBindSamplerHeapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindSamplerHeapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_sampler_heap_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_bind_sampler_heap_ext(&state.next, down, pBindInfo)
         };
@@ -15540,7 +15699,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
             >(
                 command_id::vkCmdBindShadersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15572,11 +15731,12 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindShadersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_shaders_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15620,7 +15780,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
             >(
                 command_id::vkCmdBindShadingRateImageNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15650,19 +15810,31 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindShadingRateImageNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = imageView;
+        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdBindShadingRateImageNV,
+                VkObjectType::IMAGE_VIEW,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_bind_shading_rate_image_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_bind_shading_rate_image_nv(
                     &state.next,
                     down,
-                    imageView,
+                    down_imageView,
                     imageLayout,
                 )
         };
@@ -15696,7 +15868,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
             >(
                 command_id::vkCmdBindTileMemoryQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15724,11 +15896,12 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindTileMemoryQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_tile_memory_qcom`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15770,7 +15943,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
             >(
                 command_id::vkCmdBindTransformFeedbackBuffers2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15802,12 +15975,12 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffers2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindTransformFeedbackBuffers2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_transform_feedback_buffers2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15855,7 +16028,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
             >(
                 command_id::vkCmdBindTransformFeedbackBuffersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15891,12 +16064,12 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindTransformFeedbackBuffersEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_transform_feedback_buffers_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -15946,7 +16119,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
             >(
                 command_id::vkCmdBindVertexBuffers,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -15980,11 +16153,12 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindVertexBuffers,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_vertex_buffers`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16034,7 +16208,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
             >(
                 command_id::vkCmdBindVertexBuffers2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16072,11 +16246,12 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindVertexBuffers2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_vertex_buffers2`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16127,7 +16302,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
             >(
                 command_id::vkCmdBindVertexBuffers3KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16159,12 +16334,12 @@ unsafe extern "system" fn vkCmdBindVertexBuffers3KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBindVertexBuffers3KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_bind_vertex_buffers3_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16210,7 +16385,11 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdBlitImage, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdBlitImage,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -16249,20 +16428,45 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBlitImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = srcImage;
+        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdBlitImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
+        let handle = dstImage;
+        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdBlitImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_blit_image`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_blit_image(
                     &state.next,
                     down,
-                    srcImage,
+                    down_srcImage,
                     srcImageLayout,
-                    dstImage,
+                    down_dstImage,
                     dstImageLayout,
                     regionCount,
                     pRegions,
@@ -16304,7 +16508,7 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
             >(
                 command_id::vkCmdBlitImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16328,11 +16532,12 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBlitImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_blit_image2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_blit_image2(&state.next, down, pBlitImageInfo)
         };
@@ -16373,7 +16578,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
             >(
                 command_id::vkCmdBuildAccelerationStructureNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16415,12 +16620,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBuildAccelerationStructureNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_build_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16478,7 +16683,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
             >(
                 command_id::vkCmdBuildAccelerationStructuresIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16514,12 +16719,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
                 state.messengers(),
                 command_id::vkCmdBuildAccelerationStructuresIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_build_acceleration_structures_indirect_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16569,7 +16774,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
             >(
                 command_id::vkCmdBuildAccelerationStructuresKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16601,12 +16806,12 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBuildAccelerationStructuresKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_build_acceleration_structures_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16652,7 +16857,7 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
             >(
                 command_id::vkCmdBuildClusterAccelerationStructureIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16680,12 +16885,12 @@ unsafe extern "system" fn vkCmdBuildClusterAccelerationStructureIndirectNV<
                 state.messengers(),
                 command_id::vkCmdBuildClusterAccelerationStructureIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_build_cluster_acceleration_structure_indirect_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16725,7 +16930,7 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
             >(
                 command_id::vkCmdBuildMicromapsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16755,11 +16960,12 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdBuildMicromapsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_build_micromaps_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16796,7 +17002,7 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
             >(
                 command_id::vkCmdBuildPartitionedAccelerationStructuresNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16824,12 +17030,12 @@ unsafe extern "system" fn vkCmdBuildPartitionedAccelerationStructuresNV<L: Regis
                 state.messengers(),
                 command_id::vkCmdBuildPartitionedAccelerationStructuresNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_build_partitioned_acceleration_structures_nv`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16871,7 +17077,7 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
             >(
                 command_id::vkCmdClearAttachments,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16905,11 +17111,12 @@ unsafe extern "system" fn vkCmdClearAttachments<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdClearAttachments,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_clear_attachments`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -16958,7 +17165,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
             >(
                 command_id::vkCmdClearColorImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -16994,18 +17201,31 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdClearColorImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdClearColorImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_clear_color_image`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_clear_color_image(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     imageLayout,
                     pColor,
                     rangeCount,
@@ -17049,7 +17269,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
             >(
                 command_id::vkCmdClearDepthStencilImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17085,19 +17305,31 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdClearDepthStencilImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdClearDepthStencilImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_clear_depth_stencil_image`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_clear_depth_stencil_image(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     imageLayout,
                     pDepthStencil,
                     rangeCount,
@@ -17137,7 +17369,7 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
             >(
                 command_id::vkCmdControlVideoCodingKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17165,12 +17397,12 @@ unsafe extern "system" fn vkCmdControlVideoCodingKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdControlVideoCodingKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_control_video_coding_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17211,7 +17443,7 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
             >(
                 command_id::vkCmdConvertCooperativeVectorMatrixNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17241,12 +17473,12 @@ unsafe extern "system" fn vkCmdConvertCooperativeVectorMatrixNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdConvertCooperativeVectorMatrixNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_convert_cooperative_vector_matrix_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17288,7 +17520,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyAccelerationStructureKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17316,12 +17548,12 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyAccelerationStructureKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17359,7 +17591,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
             >(
                 command_id::vkCmdCopyAccelerationStructureNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17391,12 +17623,12 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyAccelerationStructureNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17440,7 +17672,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
             >(
                 command_id::vkCmdCopyAccelerationStructureToMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17468,12 +17700,12 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
                 state.messengers(),
                 command_id::vkCmdCopyAccelerationStructureToMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_acceleration_structure_to_memory_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17515,7 +17747,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
             >(
                 command_id::vkCmdCopyBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17549,11 +17781,12 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17598,7 +17831,7 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
             >(
                 command_id::vkCmdCopyBuffer2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17626,11 +17859,12 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyBuffer2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_buffer2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_copy_buffer2(&state.next, down, pCopyBufferInfo)
         };
@@ -17667,7 +17901,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
             >(
                 command_id::vkCmdCopyBufferToImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17703,11 +17937,24 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyBufferToImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = dstImage;
+        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdCopyBufferToImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_copy_buffer_to_image`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17715,7 +17962,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
                     &state.next,
                     down,
                     srcBuffer,
-                    dstImage,
+                    down_dstImage,
                     dstImageLayout,
                     regionCount,
                     pRegions,
@@ -17754,7 +18001,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
             >(
                 command_id::vkCmdCopyBufferToImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17782,11 +18029,12 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyBufferToImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_buffer_to_image2`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17825,7 +18073,7 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
             >(
                 command_id::vkCmdCopyGpaSessionResultsAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -17853,12 +18101,12 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyGpaSessionResultsAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_gpa_session_results_amd`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -17899,7 +18147,11 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdCopyImage, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdCopyImage,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -17936,20 +18188,45 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = srcImage;
+        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdCopyImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
+        let handle = dstImage;
+        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdCopyImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_copy_image`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_copy_image(
                     &state.next,
                     down,
-                    srcImage,
+                    down_srcImage,
                     srcImageLayout,
-                    dstImage,
+                    down_dstImage,
                     dstImageLayout,
                     regionCount,
                     pRegions,
@@ -17989,7 +18266,7 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
             >(
                 command_id::vkCmdCopyImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18013,11 +18290,12 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_image2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_copy_image2(&state.next, down, pCopyImageInfo)
         };
@@ -18054,7 +18332,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
             >(
                 command_id::vkCmdCopyImageToBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18090,18 +18368,31 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyImageToBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = srcImage;
+        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdCopyImageToBuffer,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_copy_image_to_buffer`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_copy_image_to_buffer(
                     &state.next,
                     down,
-                    srcImage,
+                    down_srcImage,
                     srcImageLayout,
                     dstBuffer,
                     regionCount,
@@ -18141,7 +18432,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
             >(
                 command_id::vkCmdCopyImageToBuffer2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18169,11 +18460,12 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyImageToBuffer2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_image_to_buffer2`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18212,7 +18504,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyImageToMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18240,12 +18532,12 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyImageToMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_image_to_memory_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18284,7 +18576,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18312,12 +18604,12 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_indirect_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18358,7 +18650,7 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18390,12 +18682,12 @@ unsafe extern "system" fn vkCmdCopyMemoryIndirectNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_indirect_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18438,7 +18730,7 @@ unsafe extern "system" fn vkCmdCopyMemoryKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18466,11 +18758,12 @@ unsafe extern "system" fn vkCmdCopyMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_copy_memory_khr(&state.next, down, pCopyMemoryInfo)
         };
@@ -18504,7 +18797,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
             >(
                 command_id::vkCmdCopyMemoryToAccelerationStructureKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18532,12 +18825,12 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
                 state.messengers(),
                 command_id::vkCmdCopyMemoryToAccelerationStructureKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_acceleration_structure_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18577,7 +18870,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryToImageIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18605,12 +18898,12 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryToImageIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_image_indirect_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18655,7 +18948,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryToImageIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18693,12 +18986,24 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryToImageIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
+        };
+        let handle = dstImage;
+        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdCopyMemoryToImageIndirectNV,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_image_indirect_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18708,7 +19013,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
                     copyBufferAddress,
                     copyCount,
                     stride,
-                    dstImage,
+                    down_dstImage,
                     dstImageLayout,
                     pImageSubresources,
                 )
@@ -18747,7 +19052,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryToImageKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18775,12 +19080,12 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryToImageKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_image_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18819,7 +19124,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
             >(
                 command_id::vkCmdCopyMemoryToMicromapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18847,12 +19152,12 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMemoryToMicromapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_micromap_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -18887,7 +19192,7 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
             >(
                 command_id::vkCmdCopyMicromapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18907,11 +19212,12 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMicromapEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_micromap_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe { state.hooks.call_down_cmd_copy_micromap_ext(&state.next, down, pInfo) };
         state
             .hooks
@@ -18938,7 +19244,7 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
             >(
                 command_id::vkCmdCopyMicromapToMemoryEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -18966,12 +19272,12 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyMicromapToMemoryEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_micromap_to_memory_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19012,7 +19318,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
             >(
                 command_id::vkCmdCopyQueryPoolResults,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19052,12 +19358,12 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyQueryPoolResults,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_query_pool_results`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19114,7 +19420,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
             >(
                 command_id::vkCmdCopyQueryPoolResultsToMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19152,12 +19458,12 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyQueryPoolResultsToMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_query_pool_results_to_memory_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19206,7 +19512,7 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
             >(
                 command_id::vkCmdCopyTensorARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19234,11 +19540,12 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCopyTensorARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_copy_tensor_arm`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_copy_tensor_arm(&state.next, down, pCopyTensorInfo)
         };
@@ -19271,7 +19578,7 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
             >(
                 command_id::vkCmdCuLaunchKernelNVX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19299,11 +19606,12 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCuLaunchKernelNVX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_cu_launch_kernel_nvx`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19338,7 +19646,7 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
             >(
                 command_id::vkCmdCudaLaunchKernelNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19366,11 +19674,12 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdCudaLaunchKernelNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_cuda_launch_kernel_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19405,7 +19714,7 @@ unsafe extern "system" fn vkCmdDebugMarkerBeginEXT<L: Registered>(
             >(
                 command_id::vkCmdDebugMarkerBeginEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19433,11 +19742,12 @@ unsafe extern "system" fn vkCmdDebugMarkerBeginEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDebugMarkerBeginEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_debug_marker_begin_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19471,7 +19781,7 @@ unsafe extern "system" fn vkCmdDebugMarkerEndEXT<L: Registered>(
             >(
                 command_id::vkCmdDebugMarkerEndEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19489,11 +19799,12 @@ unsafe extern "system" fn vkCmdDebugMarkerEndEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDebugMarkerEndEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_debug_marker_end_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe { state.hooks.call_down_cmd_debug_marker_end_ext(&state.next, down) };
         state
             .hooks
@@ -19520,7 +19831,7 @@ unsafe extern "system" fn vkCmdDebugMarkerInsertEXT<L: Registered>(
             >(
                 command_id::vkCmdDebugMarkerInsertEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19548,12 +19859,12 @@ unsafe extern "system" fn vkCmdDebugMarkerInsertEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDebugMarkerInsertEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_debug_marker_insert_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19588,7 +19899,7 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
             >(
                 command_id::vkCmdDecodeVideoKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19616,11 +19927,12 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDecodeVideoKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_decode_video_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_decode_video_khr(&state.next, down, pDecodeInfo)
         };
@@ -19653,7 +19965,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
             >(
                 command_id::vkCmdDecompressMemoryEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19681,11 +19993,12 @@ unsafe extern "system" fn vkCmdDecompressMemoryEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDecompressMemoryEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_decompress_memory_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19729,7 +20042,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
             >(
                 command_id::vkCmdDecompressMemoryIndirectCountEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19765,12 +20078,12 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDecompressMemoryIndirectCountEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_decompress_memory_indirect_count_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19820,7 +20133,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
             >(
                 command_id::vkCmdDecompressMemoryIndirectCountNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19852,12 +20165,12 @@ unsafe extern "system" fn vkCmdDecompressMemoryIndirectCountNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDecompressMemoryIndirectCountNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_decompress_memory_indirect_count_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19901,7 +20214,7 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
             >(
                 command_id::vkCmdDecompressMemoryNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -19931,11 +20244,12 @@ unsafe extern "system" fn vkCmdDecompressMemoryNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDecompressMemoryNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_decompress_memory_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -19975,7 +20289,11 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdDispatch, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdDispatch,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -20006,11 +20324,12 @@ unsafe extern "system" fn vkCmdDispatch<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatch,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state
                 .hooks
@@ -20058,7 +20377,7 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
             >(
                 command_id::vkCmdDispatchBase,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20096,11 +20415,12 @@ unsafe extern "system" fn vkCmdDispatchBase<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchBase,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_base`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20150,7 +20470,7 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
             >(
                 command_id::vkCmdDispatchDataGraphARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20180,12 +20500,12 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchDataGraphARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_data_graph_arm`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20223,7 +20543,7 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
             >(
                 command_id::vkCmdDispatchGraphAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20255,11 +20575,12 @@ unsafe extern "system" fn vkCmdDispatchGraphAMDX<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchGraphAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_graph_amdx`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20304,7 +20625,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
             >(
                 command_id::vkCmdDispatchGraphIndirectAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20336,12 +20657,12 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectAMDX<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchGraphIndirectAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_graph_indirect_amdx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20387,7 +20708,7 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
             >(
                 command_id::vkCmdDispatchGraphIndirectCountAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20419,12 +20740,12 @@ unsafe extern "system" fn vkCmdDispatchGraphIndirectCountAMDX<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchGraphIndirectCountAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_graph_indirect_count_amdx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20468,7 +20789,7 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
             >(
                 command_id::vkCmdDispatchIndirect,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20498,11 +20819,12 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchIndirect,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_indirect`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20538,7 +20860,7 @@ unsafe extern "system" fn vkCmdDispatchIndirect2KHR<L: Registered>(
             >(
                 command_id::vkCmdDispatchIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20566,11 +20888,12 @@ unsafe extern "system" fn vkCmdDispatchIndirect2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_indirect2_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_dispatch_indirect2_khr(&state.next, down, pInfo)
         };
@@ -20603,7 +20926,7 @@ unsafe extern "system" fn vkCmdDispatchTileQCOM<L: Registered>(
             >(
                 command_id::vkCmdDispatchTileQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20631,11 +20954,12 @@ unsafe extern "system" fn vkCmdDispatchTileQCOM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDispatchTileQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_dispatch_tile_qcom`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20670,7 +20994,11 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdDraw, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdDraw,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -20703,11 +21031,12 @@ unsafe extern "system" fn vkCmdDraw<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDraw,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state
                 .hooks
@@ -20754,7 +21083,7 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
             >(
                 command_id::vkCmdDrawClusterHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20786,11 +21115,12 @@ unsafe extern "system" fn vkCmdDrawClusterHUAWEI<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawClusterHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_cluster_huawei`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20834,7 +21164,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
             >(
                 command_id::vkCmdDrawClusterIndirectHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20864,12 +21194,12 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawClusterIndirectHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_cluster_indirect_huawei`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -20914,7 +21244,7 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
             >(
                 command_id::vkCmdDrawIndexed,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -20950,11 +21280,12 @@ unsafe extern "system" fn vkCmdDrawIndexed<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndexed,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indexed`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21004,7 +21335,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
             >(
                 command_id::vkCmdDrawIndexedIndirect,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21038,11 +21369,12 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndexedIndirect,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indexed_indirect`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21087,7 +21419,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect2KHR<L: Registered>(
             >(
                 command_id::vkCmdDrawIndexedIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21115,12 +21447,12 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndexedIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indexed_indirect2_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21160,7 +21492,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
             >(
                 command_id::vkCmdDrawIndexedIndirectCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21198,12 +21530,12 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndexedIndirectCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indexed_indirect_count`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21253,7 +21585,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount2KHR<L: Registered>(
             >(
                 command_id::vkCmdDrawIndexedIndirectCount2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21281,12 +21613,12 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndexedIndirectCount2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indexed_indirect_count2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21324,7 +21656,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
             >(
                 command_id::vkCmdDrawIndirect,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21358,11 +21690,12 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndirect,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indirect`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21407,7 +21740,7 @@ unsafe extern "system" fn vkCmdDrawIndirect2KHR<L: Registered>(
             >(
                 command_id::vkCmdDrawIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21427,11 +21760,12 @@ unsafe extern "system" fn vkCmdDrawIndirect2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indirect2_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_draw_indirect2_khr(&state.next, down, pInfo)
         };
@@ -21464,7 +21798,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
             >(
                 command_id::vkCmdDrawIndirectByteCount2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21500,12 +21834,12 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCount2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndirectByteCount2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indirect_byte_count2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21557,7 +21891,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
             >(
                 command_id::vkCmdDrawIndirectByteCountEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21595,12 +21929,12 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndirectByteCountEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indirect_byte_count_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21654,7 +21988,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
             >(
                 command_id::vkCmdDrawIndirectCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21692,11 +22026,12 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndirectCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indirect_count`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21745,7 +22080,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount2KHR<L: Registered>(
             >(
                 command_id::vkCmdDrawIndirectCount2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21773,12 +22108,12 @@ unsafe extern "system" fn vkCmdDrawIndirectCount2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawIndirectCount2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_indirect_count2_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_draw_indirect_count2_khr(&state.next, down, pInfo)
         };
@@ -21813,7 +22148,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21845,11 +22180,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21892,7 +22228,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirect2EXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksIndirect2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21920,12 +22256,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirect2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksIndirect2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -21961,7 +22297,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksIndirectCount2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -21989,12 +22325,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCount2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksIndirectCount2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_count2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22039,7 +22375,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksIndirectCountEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22077,12 +22413,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksIndirectCountEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_count_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22137,7 +22473,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksIndirectCountNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22175,12 +22511,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksIndirectCountNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_count_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22232,7 +22568,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksIndirectEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22266,12 +22602,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksIndirectEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22319,7 +22655,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22353,12 +22689,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksIndirectNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22404,7 +22740,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
             >(
                 command_id::vkCmdDrawMeshTasksNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22434,11 +22770,12 @@ unsafe extern "system" fn vkCmdDrawMeshTasksNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMeshTasksNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22483,7 +22820,7 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMultiEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22519,11 +22856,12 @@ unsafe extern "system" fn vkCmdDrawMultiEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMultiEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_multi_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22575,7 +22913,7 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
             >(
                 command_id::vkCmdDrawMultiIndexedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22613,11 +22951,12 @@ unsafe extern "system" fn vkCmdDrawMultiIndexedEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdDrawMultiIndexedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_draw_multi_indexed_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22666,7 +23005,7 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
             >(
                 command_id::vkCmdEncodeVideoKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22694,11 +23033,12 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEncodeVideoKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_encode_video_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_encode_video_khr(&state.next, down, pEncodeInfo)
         };
@@ -22730,7 +23070,7 @@ unsafe extern "system" fn vkCmdEndConditionalRenderingEXT<L: Registered>(
             >(
                 command_id::vkCmdEndConditionalRenderingEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22756,12 +23096,12 @@ unsafe extern "system" fn vkCmdEndConditionalRenderingEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndConditionalRenderingEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_conditional_rendering_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_end_conditional_rendering_ext(&state.next, down)
         };
@@ -22792,7 +23132,7 @@ unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT<L: Registered>(
             >(
                 command_id::vkCmdEndDebugUtilsLabelEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22812,12 +23152,12 @@ unsafe extern "system" fn vkCmdEndDebugUtilsLabelEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndDebugUtilsLabelEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_debug_utils_label_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_end_debug_utils_label_ext(&state.next, down)
         };
@@ -22847,7 +23187,7 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
             >(
                 command_id::vkCmdEndGpaSampleAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22877,11 +23217,12 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndGpaSampleAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_gpa_sample_amd`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -22922,7 +23263,7 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
             >(
                 command_id::vkCmdEndGpaSessionAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -22950,11 +23291,12 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndGpaSessionAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_gpa_session_amd`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_cmd_end_gpa_session_amd(&state.next, down, gpaSession)
         };
@@ -22989,7 +23331,7 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
             >(
                 command_id::vkCmdEndPerTileExecutionQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23017,12 +23359,12 @@ unsafe extern "system" fn vkCmdEndPerTileExecutionQCOM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndPerTileExecutionQCOM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_per_tile_execution_qcom`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23059,7 +23401,11 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdEndQuery, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdEndQuery,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -23083,11 +23429,12 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndQuery,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_query`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state.hooks.call_down_cmd_end_query(&state.next, down, queryPool, query)
         };
@@ -23123,7 +23470,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
             >(
                 command_id::vkCmdEndQueryIndexedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23155,11 +23502,12 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndQueryIndexedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_query_indexed_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23201,7 +23549,7 @@ unsafe extern "system" fn vkCmdEndRenderPass<L: Registered>(
             >(
                 command_id::vkCmdEndRenderPass,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23219,11 +23567,12 @@ unsafe extern "system" fn vkCmdEndRenderPass<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndRenderPass,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_render_pass`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe { state.hooks.call_down_cmd_end_render_pass(&state.next, down) };
         state.hooks.post_call_record_cmd_end_render_pass(&state.next, commandBuffer);
     })
@@ -23248,7 +23597,7 @@ unsafe extern "system" fn vkCmdEndRenderPass2<L: Registered>(
             >(
                 command_id::vkCmdEndRenderPass2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23276,11 +23625,12 @@ unsafe extern "system" fn vkCmdEndRenderPass2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndRenderPass2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_render_pass2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23314,7 +23664,7 @@ unsafe extern "system" fn vkCmdEndRendering<L: Registered>(
             >(
                 command_id::vkCmdEndRendering,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23332,11 +23682,12 @@ unsafe extern "system" fn vkCmdEndRendering<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndRendering,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_rendering`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe { state.hooks.call_down_cmd_end_rendering(&state.next, down) };
         state.hooks.post_call_record_cmd_end_rendering(&state.next, commandBuffer);
     })
@@ -23361,7 +23712,7 @@ unsafe extern "system" fn vkCmdEndRendering2KHR<L: Registered>(
             >(
                 command_id::vkCmdEndRendering2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23389,11 +23740,12 @@ unsafe extern "system" fn vkCmdEndRendering2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndRendering2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_rendering2_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23428,7 +23780,7 @@ unsafe extern "system" fn vkCmdEndShaderInstrumentationARM<L: Registered>(
             >(
                 command_id::vkCmdEndShaderInstrumentationARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23454,12 +23806,12 @@ unsafe extern "system" fn vkCmdEndShaderInstrumentationARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndShaderInstrumentationARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_shader_instrumentation_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_end_shader_instrumentation_arm(&state.next, down)
         };
@@ -23493,7 +23845,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
             >(
                 command_id::vkCmdEndTransformFeedback2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23525,12 +23877,12 @@ unsafe extern "system" fn vkCmdEndTransformFeedback2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndTransformFeedback2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_transform_feedback2_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23576,7 +23928,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
             >(
                 command_id::vkCmdEndTransformFeedbackEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23610,12 +23962,12 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndTransformFeedbackEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_transform_feedback_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23660,7 +24012,7 @@ unsafe extern "system" fn vkCmdEndVideoCodingKHR<L: Registered>(
             >(
                 command_id::vkCmdEndVideoCodingKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23688,11 +24040,12 @@ unsafe extern "system" fn vkCmdEndVideoCodingKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdEndVideoCodingKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_end_video_coding_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23728,7 +24081,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
             >(
                 command_id::vkCmdExecuteCommands,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23758,11 +24111,12 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdExecuteCommands,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_execute_commands`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23805,7 +24159,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
             >(
                 command_id::vkCmdExecuteGeneratedCommandsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23835,12 +24189,12 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdExecuteGeneratedCommandsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_execute_generated_commands_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23882,7 +24236,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
             >(
                 command_id::vkCmdExecuteGeneratedCommandsNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23912,12 +24266,12 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdExecuteGeneratedCommandsNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_execute_generated_commands_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -23961,7 +24315,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
             >(
                 command_id::vkCmdFillBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -23995,11 +24349,12 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdFillBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_fill_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24046,7 +24401,7 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
             >(
                 command_id::vkCmdFillMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24078,11 +24433,12 @@ unsafe extern "system" fn vkCmdFillMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdFillMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_fill_memory_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24128,7 +24484,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
             >(
                 command_id::vkCmdInitializeGraphScratchMemoryAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24160,12 +24516,12 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdInitializeGraphScratchMemoryAMDX,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_initialize_graph_scratch_memory_amdx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24208,7 +24564,7 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
             >(
                 command_id::vkCmdInsertDebugUtilsLabelEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24236,12 +24592,12 @@ unsafe extern "system" fn vkCmdInsertDebugUtilsLabelEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdInsertDebugUtilsLabelEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_insert_debug_utils_label_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24280,7 +24636,7 @@ unsafe extern "system" fn vkCmdNextSubpass<L: Registered>(
             >(
                 command_id::vkCmdNextSubpass,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24300,11 +24656,12 @@ unsafe extern "system" fn vkCmdNextSubpass<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdNextSubpass,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_next_subpass`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe { state.hooks.call_down_cmd_next_subpass(&state.next, down, contents) };
         state
             .hooks
@@ -24332,7 +24689,7 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
             >(
                 command_id::vkCmdNextSubpass2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24362,11 +24719,12 @@ unsafe extern "system" fn vkCmdNextSubpass2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdNextSubpass2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_next_subpass2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24408,7 +24766,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
             >(
                 command_id::vkCmdOpticalFlowExecuteNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24438,12 +24796,12 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdOpticalFlowExecuteNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_optical_flow_execute_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24492,7 +24850,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
             >(
                 command_id::vkCmdPipelineBarrier,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24536,11 +24894,12 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPipelineBarrier,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_pipeline_barrier`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24595,7 +24954,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
             >(
                 command_id::vkCmdPipelineBarrier2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24623,11 +24982,12 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPipelineBarrier2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_pipeline_barrier2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24664,7 +25024,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
             >(
                 command_id::vkCmdPreprocessGeneratedCommandsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24694,12 +25054,12 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPreprocessGeneratedCommandsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_preprocess_generated_commands_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24741,7 +25101,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
             >(
                 command_id::vkCmdPreprocessGeneratedCommandsNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24769,12 +25129,12 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPreprocessGeneratedCommandsNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_preprocess_generated_commands_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24817,7 +25177,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
             >(
                 command_id::vkCmdPushConstants,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24853,11 +25213,12 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushConstants,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_constants`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24904,7 +25265,7 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
             >(
                 command_id::vkCmdPushConstants2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24932,11 +25293,12 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushConstants2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_constants2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -24971,7 +25333,7 @@ unsafe extern "system" fn vkCmdPushDataEXT<L: Registered>(
             >(
                 command_id::vkCmdPushDataEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -24999,11 +25361,12 @@ unsafe extern "system" fn vkCmdPushDataEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushDataEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_data_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_push_data_ext(&state.next, down, pPushDataInfo)
         };
@@ -25040,7 +25403,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
             >(
                 command_id::vkCmdPushDescriptorSet,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25076,11 +25439,12 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushDescriptorSet,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25127,7 +25491,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
             >(
                 command_id::vkCmdPushDescriptorSet2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25155,11 +25519,12 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushDescriptorSet2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set2`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25202,7 +25567,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
             >(
                 command_id::vkCmdPushDescriptorSetWithTemplate,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25236,12 +25601,12 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushDescriptorSetWithTemplate,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set_with_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25287,7 +25652,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
             >(
                 command_id::vkCmdPushDescriptorSetWithTemplate2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25315,12 +25680,12 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdPushDescriptorSetWithTemplate2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set_with_template2`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25360,7 +25725,7 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
             >(
                 command_id::vkCmdResetEvent,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25390,11 +25755,12 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdResetEvent,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_reset_event`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_reset_event(&state.next, down, event, stageMask)
         };
@@ -25429,7 +25795,7 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
             >(
                 command_id::vkCmdResetEvent2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25459,11 +25825,12 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdResetEvent2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_reset_event2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_reset_event2(&state.next, down, event, stageMask)
         };
@@ -25499,7 +25866,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
             >(
                 command_id::vkCmdResetQueryPool,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25531,11 +25898,12 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdResetQueryPool,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_reset_query_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25583,7 +25951,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
             >(
                 command_id::vkCmdResolveImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25621,20 +25989,45 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdResolveImage,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
+        let handle = srcImage;
+        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdResolveImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
+        let handle = dstImage;
+        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkCmdResolveImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_resolve_image`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_cmd_resolve_image(
                     &state.next,
                     down,
-                    srcImage,
+                    down_srcImage,
                     srcImageLayout,
-                    dstImage,
+                    down_dstImage,
                     dstImageLayout,
                     regionCount,
                     pRegions,
@@ -25674,7 +26067,7 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
             >(
                 command_id::vkCmdResolveImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25702,11 +26095,12 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdResolveImage2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_resolve_image2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25742,7 +26136,7 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetAlphaToCoverageEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25770,12 +26164,12 @@ unsafe extern "system" fn vkCmdSetAlphaToCoverageEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetAlphaToCoverageEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_alpha_to_coverage_enable_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25814,7 +26208,7 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetAlphaToOneEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25842,12 +26236,12 @@ unsafe extern "system" fn vkCmdSetAlphaToOneEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetAlphaToOneEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_alpha_to_one_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25887,7 +26281,7 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
             >(
                 command_id::vkCmdSetAttachmentFeedbackLoopEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25915,12 +26309,12 @@ unsafe extern "system" fn vkCmdSetAttachmentFeedbackLoopEnableEXT<L: Registered>
                 state.messengers(),
                 command_id::vkCmdSetAttachmentFeedbackLoopEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_attachment_feedback_loop_enable_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -25959,7 +26353,7 @@ unsafe extern "system" fn vkCmdSetBlendConstants<L: Registered>(
             >(
                 command_id::vkCmdSetBlendConstants,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -25987,11 +26381,12 @@ unsafe extern "system" fn vkCmdSetBlendConstants<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetBlendConstants,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_blend_constants`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26026,7 +26421,7 @@ unsafe extern "system" fn vkCmdSetCheckpointNV<L: Registered>(
             >(
                 command_id::vkCmdSetCheckpointNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26054,11 +26449,12 @@ unsafe extern "system" fn vkCmdSetCheckpointNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCheckpointNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_checkpoint_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26095,7 +26491,7 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
             >(
                 command_id::vkCmdSetCoarseSampleOrderNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26127,12 +26523,12 @@ unsafe extern "system" fn vkCmdSetCoarseSampleOrderNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCoarseSampleOrderNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coarse_sample_order_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26177,7 +26573,7 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
             >(
                 command_id::vkCmdSetColorBlendAdvancedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26209,12 +26605,12 @@ unsafe extern "system" fn vkCmdSetColorBlendAdvancedEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetColorBlendAdvancedEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_color_blend_advanced_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26259,7 +26655,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetColorBlendEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26291,12 +26687,12 @@ unsafe extern "system" fn vkCmdSetColorBlendEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetColorBlendEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_color_blend_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26341,7 +26737,7 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
             >(
                 command_id::vkCmdSetColorBlendEquationEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26373,12 +26769,12 @@ unsafe extern "system" fn vkCmdSetColorBlendEquationEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetColorBlendEquationEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_color_blend_equation_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26422,7 +26818,7 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetColorWriteEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26452,12 +26848,12 @@ unsafe extern "system" fn vkCmdSetColorWriteEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetColorWriteEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_color_write_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26500,7 +26896,7 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
             >(
                 command_id::vkCmdSetColorWriteMaskEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26532,12 +26928,12 @@ unsafe extern "system" fn vkCmdSetColorWriteMaskEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetColorWriteMaskEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_color_write_mask_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26581,7 +26977,7 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
             >(
                 command_id::vkCmdSetComputeOccupancyPriorityNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26609,12 +27005,12 @@ unsafe extern "system" fn vkCmdSetComputeOccupancyPriorityNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetComputeOccupancyPriorityNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_compute_occupancy_priority_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26654,7 +27050,7 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
             >(
                 command_id::vkCmdSetConservativeRasterizationModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26682,12 +27078,12 @@ unsafe extern "system" fn vkCmdSetConservativeRasterizationModeEXT<L: Registered
                 state.messengers(),
                 command_id::vkCmdSetConservativeRasterizationModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_conservative_rasterization_mode_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26727,7 +27123,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
             >(
                 command_id::vkCmdSetCoverageModulationModeNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26755,12 +27151,12 @@ unsafe extern "system" fn vkCmdSetCoverageModulationModeNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCoverageModulationModeNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coverage_modulation_mode_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26800,7 +27196,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
             >(
                 command_id::vkCmdSetCoverageModulationTableEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26828,12 +27224,12 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableEnableNV<L: Registered>
                 state.messengers(),
                 command_id::vkCmdSetCoverageModulationTableEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coverage_modulation_table_enable_nv`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26874,7 +27270,7 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
             >(
                 command_id::vkCmdSetCoverageModulationTableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26904,12 +27300,12 @@ unsafe extern "system" fn vkCmdSetCoverageModulationTableNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCoverageModulationTableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coverage_modulation_table_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -26950,7 +27346,7 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
             >(
                 command_id::vkCmdSetCoverageReductionModeNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -26978,12 +27374,12 @@ unsafe extern "system" fn vkCmdSetCoverageReductionModeNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCoverageReductionModeNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coverage_reduction_mode_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27022,7 +27418,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
             >(
                 command_id::vkCmdSetCoverageToColorEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27050,12 +27446,12 @@ unsafe extern "system" fn vkCmdSetCoverageToColorEnableNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCoverageToColorEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coverage_to_color_enable_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27095,7 +27491,7 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
             >(
                 command_id::vkCmdSetCoverageToColorLocationNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27123,12 +27519,12 @@ unsafe extern "system" fn vkCmdSetCoverageToColorLocationNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCoverageToColorLocationNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_coverage_to_color_location_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27167,7 +27563,7 @@ unsafe extern "system" fn vkCmdSetCullMode<L: Registered>(
             >(
                 command_id::vkCmdSetCullMode,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27187,11 +27583,12 @@ unsafe extern "system" fn vkCmdSetCullMode<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetCullMode,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_cull_mode`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe { state.hooks.call_down_cmd_set_cull_mode(&state.next, down, cullMode) };
         state
             .hooks
@@ -27220,7 +27617,7 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
             >(
                 command_id::vkCmdSetDepthBias,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27252,11 +27649,12 @@ unsafe extern "system" fn vkCmdSetDepthBias<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthBias,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_bias`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27299,7 +27697,7 @@ unsafe extern "system" fn vkCmdSetDepthBias2EXT<L: Registered>(
             >(
                 command_id::vkCmdSetDepthBias2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27327,11 +27725,12 @@ unsafe extern "system" fn vkCmdSetDepthBias2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthBias2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_bias2_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27366,7 +27765,7 @@ unsafe extern "system" fn vkCmdSetDepthBiasEnable<L: Registered>(
             >(
                 command_id::vkCmdSetDepthBiasEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27394,11 +27793,12 @@ unsafe extern "system" fn vkCmdSetDepthBiasEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthBiasEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_bias_enable`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27434,7 +27834,7 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
             >(
                 command_id::vkCmdSetDepthBounds,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27464,11 +27864,12 @@ unsafe extern "system" fn vkCmdSetDepthBounds<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthBounds,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_bounds`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27509,7 +27910,7 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
             >(
                 command_id::vkCmdSetDepthBoundsTestEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27537,12 +27938,12 @@ unsafe extern "system" fn vkCmdSetDepthBoundsTestEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthBoundsTestEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_bounds_test_enable`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27581,7 +27982,7 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDepthClampEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27609,12 +28010,12 @@ unsafe extern "system" fn vkCmdSetDepthClampEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthClampEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_clamp_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27654,7 +28055,7 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDepthClampRangeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27684,12 +28085,12 @@ unsafe extern "system" fn vkCmdSetDepthClampRangeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthClampRangeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_clamp_range_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27730,7 +28131,7 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDepthClipEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27758,12 +28159,12 @@ unsafe extern "system" fn vkCmdSetDepthClipEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthClipEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_clip_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27803,7 +28204,7 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDepthClipNegativeOneToOneEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27831,12 +28232,12 @@ unsafe extern "system" fn vkCmdSetDepthClipNegativeOneToOneEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthClipNegativeOneToOneEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_clip_negative_one_to_one_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27875,7 +28276,7 @@ unsafe extern "system" fn vkCmdSetDepthCompareOp<L: Registered>(
             >(
                 command_id::vkCmdSetDepthCompareOp,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27903,11 +28304,12 @@ unsafe extern "system" fn vkCmdSetDepthCompareOp<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthCompareOp,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_compare_op`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -27942,7 +28344,7 @@ unsafe extern "system" fn vkCmdSetDepthTestEnable<L: Registered>(
             >(
                 command_id::vkCmdSetDepthTestEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -27970,11 +28372,12 @@ unsafe extern "system" fn vkCmdSetDepthTestEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthTestEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_test_enable`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28009,7 +28412,7 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
             >(
                 command_id::vkCmdSetDepthWriteEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28037,11 +28440,12 @@ unsafe extern "system" fn vkCmdSetDepthWriteEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDepthWriteEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_depth_write_enable`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28081,7 +28485,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
             >(
                 command_id::vkCmdSetDescriptorBufferOffsets2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28109,12 +28513,12 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDescriptorBufferOffsets2EXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_descriptor_buffer_offsets2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28159,7 +28563,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDescriptorBufferOffsetsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28197,12 +28601,12 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDescriptorBufferOffsetsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_descriptor_buffer_offsets_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28251,7 +28655,7 @@ unsafe extern "system" fn vkCmdSetDeviceMask<L: Registered>(
             >(
                 command_id::vkCmdSetDeviceMask,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28275,11 +28679,12 @@ unsafe extern "system" fn vkCmdSetDeviceMask<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDeviceMask,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_device_mask`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_set_device_mask(&state.next, down, deviceMask)
         };
@@ -28314,7 +28719,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDiscardRectangleEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28346,12 +28751,12 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDiscardRectangleEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_discard_rectangle_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28395,7 +28800,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDiscardRectangleEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28423,12 +28828,12 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDiscardRectangleEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_discard_rectangle_enable_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28467,7 +28872,7 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
             >(
                 command_id::vkCmdSetDiscardRectangleModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28495,12 +28900,12 @@ unsafe extern "system" fn vkCmdSetDiscardRectangleModeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDiscardRectangleModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_discard_rectangle_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28539,7 +28944,7 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
             >(
                 command_id::vkCmdSetDispatchParametersARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28567,12 +28972,12 @@ unsafe extern "system" fn vkCmdSetDispatchParametersARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetDispatchParametersARM,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_dispatch_parameters_arm`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28609,7 +29014,11 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdSetEvent, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdSetEvent,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -28633,11 +29042,12 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetEvent,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_event`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state.hooks.call_down_cmd_set_event(&state.next, down, event, stageMask)
         };
@@ -28669,7 +29079,11 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCmdSetEvent2, VkObjectType::COMMAND_BUFFER, commandBuffer.0);
+            >(
+                command_id::vkCmdSetEvent2,
+                VkObjectType::COMMAND_BUFFER,
+                commandBuffer.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -28698,11 +29112,12 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetEvent2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_event2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28741,7 +29156,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
             >(
                 command_id::vkCmdSetExclusiveScissorEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28773,12 +29188,12 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorEnableNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetExclusiveScissorEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_exclusive_scissor_enable_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28823,7 +29238,7 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
             >(
                 command_id::vkCmdSetExclusiveScissorNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28855,12 +29270,12 @@ unsafe extern "system" fn vkCmdSetExclusiveScissorNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetExclusiveScissorNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_exclusive_scissor_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28904,7 +29319,7 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
             >(
                 command_id::vkCmdSetExtraPrimitiveOverestimationSizeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -28932,12 +29347,12 @@ unsafe extern "system" fn vkCmdSetExtraPrimitiveOverestimationSizeEXT<L: Registe
                 state.messengers(),
                 command_id::vkCmdSetExtraPrimitiveOverestimationSizeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_extra_primitive_overestimation_size_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -28978,7 +29393,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
             >(
                 command_id::vkCmdSetFragmentShadingRateEnumNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29008,12 +29423,12 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateEnumNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetFragmentShadingRateEnumNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_fragment_shading_rate_enum_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29055,7 +29470,7 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
             >(
                 command_id::vkCmdSetFragmentShadingRateKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29085,12 +29500,12 @@ unsafe extern "system" fn vkCmdSetFragmentShadingRateKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetFragmentShadingRateKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_fragment_shading_rate_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29131,7 +29546,7 @@ unsafe extern "system" fn vkCmdSetFrontFace<L: Registered>(
             >(
                 command_id::vkCmdSetFrontFace,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29151,11 +29566,12 @@ unsafe extern "system" fn vkCmdSetFrontFace<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetFrontFace,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_front_face`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_set_front_face(&state.next, down, frontFace)
         };
@@ -29185,7 +29601,7 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
             >(
                 command_id::vkCmdSetLineRasterizationModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29213,12 +29629,12 @@ unsafe extern "system" fn vkCmdSetLineRasterizationModeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetLineRasterizationModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_line_rasterization_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29258,7 +29674,7 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
             >(
                 command_id::vkCmdSetLineStipple,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29288,11 +29704,12 @@ unsafe extern "system" fn vkCmdSetLineStipple<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetLineStipple,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_line_stipple`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29333,7 +29750,7 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetLineStippleEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29361,12 +29778,12 @@ unsafe extern "system" fn vkCmdSetLineStippleEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetLineStippleEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_line_stipple_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29405,7 +29822,7 @@ unsafe extern "system" fn vkCmdSetLineWidth<L: Registered>(
             >(
                 command_id::vkCmdSetLineWidth,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29425,11 +29842,12 @@ unsafe extern "system" fn vkCmdSetLineWidth<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetLineWidth,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_line_width`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_set_line_width(&state.next, down, lineWidth)
         };
@@ -29458,7 +29876,7 @@ unsafe extern "system" fn vkCmdSetLogicOpEXT<L: Registered>(
             >(
                 command_id::vkCmdSetLogicOpEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29478,11 +29896,12 @@ unsafe extern "system" fn vkCmdSetLogicOpEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetLogicOpEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_logic_op_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_cmd_set_logic_op_ext(&state.next, down, logicOp)
         };
@@ -29511,7 +29930,7 @@ unsafe extern "system" fn vkCmdSetLogicOpEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetLogicOpEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29539,12 +29958,12 @@ unsafe extern "system" fn vkCmdSetLogicOpEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetLogicOpEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_logic_op_enable_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29579,7 +29998,7 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
             >(
                 command_id::vkCmdSetPatchControlPointsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29607,12 +30026,12 @@ unsafe extern "system" fn vkCmdSetPatchControlPointsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPatchControlPointsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_patch_control_points_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29651,7 +30070,7 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
             >(
                 command_id::vkCmdSetPerformanceMarkerINTEL,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29679,12 +30098,12 @@ unsafe extern "system" fn vkCmdSetPerformanceMarkerINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPerformanceMarkerINTEL,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_performance_marker_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -29726,7 +30145,7 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
             >(
                 command_id::vkCmdSetPerformanceOverrideINTEL,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29754,12 +30173,12 @@ unsafe extern "system" fn vkCmdSetPerformanceOverrideINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPerformanceOverrideINTEL,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_performance_override_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -29801,7 +30220,7 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
             >(
                 command_id::vkCmdSetPerformanceStreamMarkerINTEL,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29829,12 +30248,12 @@ unsafe extern "system" fn vkCmdSetPerformanceStreamMarkerINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPerformanceStreamMarkerINTEL,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_performance_stream_marker_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -29875,7 +30294,7 @@ unsafe extern "system" fn vkCmdSetPolygonModeEXT<L: Registered>(
             >(
                 command_id::vkCmdSetPolygonModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29903,11 +30322,12 @@ unsafe extern "system" fn vkCmdSetPolygonModeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPolygonModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_polygon_mode_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -29942,7 +30362,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
             >(
                 command_id::vkCmdSetPrimitiveRestartEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -29970,12 +30390,12 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPrimitiveRestartEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_primitive_restart_enable`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30015,7 +30435,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
             >(
                 command_id::vkCmdSetPrimitiveRestartIndexEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30043,12 +30463,12 @@ unsafe extern "system" fn vkCmdSetPrimitiveRestartIndexEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPrimitiveRestartIndexEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_primitive_restart_index_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30087,7 +30507,7 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
             >(
                 command_id::vkCmdSetPrimitiveTopology,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30115,11 +30535,12 @@ unsafe extern "system" fn vkCmdSetPrimitiveTopology<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetPrimitiveTopology,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_primitive_topology`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30158,7 +30579,7 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
             >(
                 command_id::vkCmdSetProvokingVertexModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30186,12 +30607,12 @@ unsafe extern "system" fn vkCmdSetProvokingVertexModeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetProvokingVertexModeEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_provoking_vertex_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30230,7 +30651,7 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
             >(
                 command_id::vkCmdSetRasterizationSamplesEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30258,12 +30679,12 @@ unsafe extern "system" fn vkCmdSetRasterizationSamplesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetRasterizationSamplesEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_rasterization_samples_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30302,7 +30723,7 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
             >(
                 command_id::vkCmdSetRasterizationStreamEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30330,12 +30751,12 @@ unsafe extern "system" fn vkCmdSetRasterizationStreamEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetRasterizationStreamEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_rasterization_stream_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30374,7 +30795,7 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
             >(
                 command_id::vkCmdSetRasterizerDiscardEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30402,12 +30823,12 @@ unsafe extern "system" fn vkCmdSetRasterizerDiscardEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetRasterizerDiscardEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_rasterizer_discard_enable`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30447,7 +30868,7 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
             >(
                 command_id::vkCmdSetRayTracingPipelineStackSizeKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30475,12 +30896,12 @@ unsafe extern "system" fn vkCmdSetRayTracingPipelineStackSizeKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetRayTracingPipelineStackSizeKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_ray_tracing_pipeline_stack_size_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30520,7 +30941,7 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
             >(
                 command_id::vkCmdSetRenderingAttachmentLocations,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30548,12 +30969,12 @@ unsafe extern "system" fn vkCmdSetRenderingAttachmentLocations<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetRenderingAttachmentLocations,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_rendering_attachment_locations`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30593,7 +31014,7 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
             >(
                 command_id::vkCmdSetRenderingInputAttachmentIndices,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30621,12 +31042,12 @@ unsafe extern "system" fn vkCmdSetRenderingInputAttachmentIndices<L: Registered>
                 state.messengers(),
                 command_id::vkCmdSetRenderingInputAttachmentIndices,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_rendering_input_attachment_indices`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30666,7 +31087,7 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
             >(
                 command_id::vkCmdSetRepresentativeFragmentTestEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30694,12 +31115,12 @@ unsafe extern "system" fn vkCmdSetRepresentativeFragmentTestEnableNV<L: Register
                 state.messengers(),
                 command_id::vkCmdSetRepresentativeFragmentTestEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_representative_fragment_test_enable_nv`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30738,7 +31159,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
             >(
                 command_id::vkCmdSetSampleLocationsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30766,12 +31187,12 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetSampleLocationsEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_sample_locations_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30811,7 +31232,7 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
             >(
                 command_id::vkCmdSetSampleLocationsEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30839,12 +31260,12 @@ unsafe extern "system" fn vkCmdSetSampleLocationsEnableEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetSampleLocationsEnableEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_sample_locations_enable_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30884,7 +31305,7 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
             >(
                 command_id::vkCmdSetSampleMaskEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30914,11 +31335,12 @@ unsafe extern "system" fn vkCmdSetSampleMaskEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetSampleMaskEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_sample_mask_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -30961,7 +31383,7 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
             >(
                 command_id::vkCmdSetScissor,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -30993,11 +31415,12 @@ unsafe extern "system" fn vkCmdSetScissor<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetScissor,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_scissor`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31041,7 +31464,7 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
             >(
                 command_id::vkCmdSetScissorWithCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31071,11 +31494,12 @@ unsafe extern "system" fn vkCmdSetScissorWithCount<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetScissorWithCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_scissor_with_count`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31117,7 +31541,7 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
             >(
                 command_id::vkCmdSetShadingRateImageEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31145,12 +31569,12 @@ unsafe extern "system" fn vkCmdSetShadingRateImageEnableNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetShadingRateImageEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_shading_rate_image_enable_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31190,7 +31614,7 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
             >(
                 command_id::vkCmdSetStencilCompareMask,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31220,12 +31644,12 @@ unsafe extern "system" fn vkCmdSetStencilCompareMask<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetStencilCompareMask,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_stencil_compare_mask`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31270,7 +31694,7 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
             >(
                 command_id::vkCmdSetStencilOp,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31306,11 +31730,12 @@ unsafe extern "system" fn vkCmdSetStencilOp<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetStencilOp,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_stencil_op`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31358,7 +31783,7 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
             >(
                 command_id::vkCmdSetStencilReference,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31388,11 +31813,12 @@ unsafe extern "system" fn vkCmdSetStencilReference<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetStencilReference,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_stencil_reference`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31433,7 +31859,7 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
             >(
                 command_id::vkCmdSetStencilTestEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31461,12 +31887,12 @@ unsafe extern "system" fn vkCmdSetStencilTestEnable<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetStencilTestEnable,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_stencil_test_enable`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31506,7 +31932,7 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
             >(
                 command_id::vkCmdSetStencilWriteMask,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31536,11 +31962,12 @@ unsafe extern "system" fn vkCmdSetStencilWriteMask<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetStencilWriteMask,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_stencil_write_mask`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31582,7 +32009,7 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
             >(
                 command_id::vkCmdSetTessellationDomainOriginEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31610,12 +32037,12 @@ unsafe extern "system" fn vkCmdSetTessellationDomainOriginEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetTessellationDomainOriginEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_tessellation_domain_origin_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31657,7 +32084,7 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
             >(
                 command_id::vkCmdSetVertexInputEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31691,11 +32118,12 @@ unsafe extern "system" fn vkCmdSetVertexInputEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetVertexInputEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_vertex_input_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31742,7 +32170,7 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
             >(
                 command_id::vkCmdSetViewport,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31774,11 +32202,12 @@ unsafe extern "system" fn vkCmdSetViewport<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetViewport,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_viewport`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31824,7 +32253,7 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
             >(
                 command_id::vkCmdSetViewportShadingRatePaletteNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31856,12 +32285,12 @@ unsafe extern "system" fn vkCmdSetViewportShadingRatePaletteNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetViewportShadingRatePaletteNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_viewport_shading_rate_palette_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31906,7 +32335,7 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
             >(
                 command_id::vkCmdSetViewportSwizzleNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -31938,12 +32367,12 @@ unsafe extern "system" fn vkCmdSetViewportSwizzleNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetViewportSwizzleNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_viewport_swizzle_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -31987,7 +32416,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
             >(
                 command_id::vkCmdSetViewportWScalingEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32015,12 +32444,12 @@ unsafe extern "system" fn vkCmdSetViewportWScalingEnableNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetViewportWScalingEnableNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_viewport_w_scaling_enable_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32061,7 +32490,7 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
             >(
                 command_id::vkCmdSetViewportWScalingNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32093,12 +32522,12 @@ unsafe extern "system" fn vkCmdSetViewportWScalingNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetViewportWScalingNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_viewport_w_scaling_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32142,7 +32571,7 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
             >(
                 command_id::vkCmdSetViewportWithCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32172,12 +32601,12 @@ unsafe extern "system" fn vkCmdSetViewportWithCount<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSetViewportWithCount,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_set_viewport_with_count`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32217,7 +32646,7 @@ unsafe extern "system" fn vkCmdSubpassShadingHUAWEI<L: Registered>(
             >(
                 command_id::vkCmdSubpassShadingHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32237,11 +32666,12 @@ unsafe extern "system" fn vkCmdSubpassShadingHUAWEI<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdSubpassShadingHUAWEI,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_subpass_shading_huawei`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe { state.hooks.call_down_cmd_subpass_shading_huawei(&state.next, down) };
         state
             .hooks
@@ -32268,7 +32698,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
             >(
                 command_id::vkCmdTraceRaysIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32296,12 +32726,12 @@ unsafe extern "system" fn vkCmdTraceRaysIndirect2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdTraceRaysIndirect2KHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_trace_rays_indirect2_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32344,7 +32774,7 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
             >(
                 command_id::vkCmdTraceRaysIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32380,12 +32810,12 @@ unsafe extern "system" fn vkCmdTraceRaysIndirectKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdTraceRaysIndirectKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_trace_rays_indirect_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32438,7 +32868,7 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
             >(
                 command_id::vkCmdTraceRaysKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32478,11 +32908,12 @@ unsafe extern "system" fn vkCmdTraceRaysKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdTraceRaysKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_trace_rays_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32546,7 +32977,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
             >(
                 command_id::vkCmdTraceRaysNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32600,11 +33031,12 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdTraceRaysNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_trace_rays_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32672,7 +33104,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
             >(
                 command_id::vkCmdUpdateBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32706,11 +33138,12 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdUpdateBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_update_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32758,7 +33191,7 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
             >(
                 command_id::vkCmdUpdateMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32792,11 +33225,12 @@ unsafe extern "system" fn vkCmdUpdateMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdUpdateMemoryKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_update_memory_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32843,7 +33277,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
             >(
                 command_id::vkCmdUpdatePipelineIndirectBufferNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32873,12 +33307,12 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdUpdatePipelineIndirectBufferNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_update_pipeline_indirect_buffer_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -32928,7 +33362,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
             >(
                 command_id::vkCmdWaitEvents,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -32974,11 +33408,12 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWaitEvents,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_wait_events`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33037,7 +33472,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
             >(
                 command_id::vkCmdWaitEvents2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33069,11 +33504,12 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWaitEvents2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_wait_events2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33121,7 +33557,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
             >(
                 command_id::vkCmdWriteAccelerationStructuresPropertiesKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33157,12 +33593,12 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
                 state.messengers(),
                 command_id::vkCmdWriteAccelerationStructuresPropertiesKHR,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_acceleration_structures_properties_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33214,7 +33650,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
             >(
                 command_id::vkCmdWriteAccelerationStructuresPropertiesNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33250,12 +33686,12 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
                 state.messengers(),
                 command_id::vkCmdWriteAccelerationStructuresPropertiesNV,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_acceleration_structures_properties_nv`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33305,7 +33741,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
             >(
                 command_id::vkCmdWriteBufferMarker2AMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33339,12 +33775,12 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWriteBufferMarker2AMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_buffer_marker2_amd`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33392,7 +33828,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
             >(
                 command_id::vkCmdWriteBufferMarkerAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33426,12 +33862,12 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWriteBufferMarkerAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_buffer_marker_amd`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33476,7 +33912,7 @@ unsafe extern "system" fn vkCmdWriteMarkerToMemoryAMD<L: Registered>(
             >(
                 command_id::vkCmdWriteMarkerToMemoryAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33504,12 +33940,12 @@ unsafe extern "system" fn vkCmdWriteMarkerToMemoryAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWriteMarkerToMemoryAMD,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_marker_to_memory_amd`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33549,7 +33985,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
             >(
                 command_id::vkCmdWriteMicromapsPropertiesEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33585,12 +34021,12 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWriteMicromapsPropertiesEXT,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_micromaps_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33639,7 +34075,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
             >(
                 command_id::vkCmdWriteTimestamp,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33671,11 +34107,12 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWriteTimestamp,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_timestamp`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33720,7 +34157,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
             >(
                 command_id::vkCmdWriteTimestamp2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33752,11 +34189,12 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
                 state.messengers(),
                 command_id::vkCmdWriteTimestamp2,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_cmd_write_timestamp2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -33797,7 +34235,7 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCompileDeferredNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCompileDeferredNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -33816,11 +34254,12 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCompileDeferredNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_compile_deferred_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -33858,7 +34297,7 @@ unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV<L: Registered>(
             >(
                 command_id::vkConvertCooperativeVectorMatrixNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33886,12 +34325,12 @@ unsafe extern "system" fn vkConvertCooperativeVectorMatrixNV<L: Registered>(
                 state.messengers(),
                 command_id::vkConvertCooperativeVectorMatrixNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_convert_cooperative_vector_matrix_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -33929,7 +34368,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
             >(
                 command_id::vkCopyAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -33959,12 +34398,12 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_acceleration_structure_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34008,7 +34447,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
             >(
                 command_id::vkCopyAccelerationStructureToMemoryKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -34038,12 +34477,12 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyAccelerationStructureToMemoryKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_acceleration_structure_to_memory_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34083,7 +34522,7 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCopyImageToImage, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCopyImageToImage, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -34110,11 +34549,12 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyImageToImage,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_image_to_image`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34148,7 +34588,7 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCopyImageToMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCopyImageToMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -34175,11 +34615,12 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyImageToMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_image_to_memory`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34221,7 +34662,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
             >(
                 command_id::vkCopyMemoryToAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -34251,12 +34692,12 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyMemoryToAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_memory_to_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34296,7 +34737,7 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCopyMemoryToImage, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCopyMemoryToImage, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -34323,11 +34764,12 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyMemoryToImage,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_memory_to_image`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34366,7 +34808,11 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCopyMemoryToMicromapEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCopyMemoryToMicromapEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -34395,12 +34841,12 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyMemoryToMicromapEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_memory_to_micromap_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34441,7 +34887,7 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCopyMicromapEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCopyMicromapEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -34470,11 +34916,12 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyMicromapEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_micromap_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34510,7 +34957,11 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCopyMicromapToMemoryEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCopyMicromapToMemoryEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -34539,12 +34990,12 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCopyMicromapToMemoryEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_copy_micromap_to_memory_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34589,7 +35040,7 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
             >(
                 command_id::vkCreateAccelerationStructure2KHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -34621,12 +35072,12 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateAccelerationStructure2KHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_acceleration_structure2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34673,7 +35124,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
             >(
                 command_id::vkCreateAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -34705,12 +35156,12 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34757,7 +35208,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
             >(
                 command_id::vkCreateAccelerationStructureNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -34789,12 +35240,12 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateAccelerationStructureNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34838,7 +35289,7 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateBuffer, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateBuffer, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -34869,11 +35320,12 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateBuffer,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_buffer`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -34920,7 +35372,7 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
             >(
                 command_id::vkCreateBufferCollectionFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -34952,12 +35404,12 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateBufferCollectionFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_buffer_collection_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35001,7 +35453,7 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateBufferView, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateBufferView, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35032,11 +35484,12 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateBufferView,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_buffer_view`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35080,7 +35533,7 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateCommandPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateCommandPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35111,11 +35564,12 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateCommandPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_command_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35161,7 +35615,11 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateComputePipelines, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateComputePipelines,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -35196,11 +35654,12 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateComputePipelines,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_compute_pipelines`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35248,7 +35707,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateCuFunctionNVX, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateCuFunctionNVX, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35279,11 +35738,12 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateCuFunctionNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_cu_function_nvx`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35327,7 +35787,7 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateCuModuleNVX, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateCuModuleNVX, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35358,11 +35818,12 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateCuModuleNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_cu_module_nvx`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35406,7 +35867,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateCudaFunctionNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateCudaFunctionNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35437,11 +35898,12 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateCudaFunctionNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_cuda_function_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35485,7 +35947,7 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateCudaModuleNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateCudaModuleNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35516,11 +35978,12 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateCudaModuleNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_cuda_module_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35567,7 +36030,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
             >(
                 command_id::vkCreateDataGraphPipelineSessionARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -35599,12 +36062,12 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDataGraphPipelineSessionARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_data_graph_pipeline_session_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35651,7 +36114,11 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateDataGraphPipelinesARM, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateDataGraphPipelinesARM,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -35688,12 +36155,12 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDataGraphPipelinesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_data_graph_pipelines_arm`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35742,7 +36209,11 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateDeferredOperationKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateDeferredOperationKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -35771,12 +36242,12 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDeferredOperationKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_deferred_operation_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35818,7 +36289,7 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateDescriptorPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateDescriptorPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -35849,11 +36320,12 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDescriptorPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_descriptor_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35897,7 +36369,11 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateDescriptorSetLayout, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateDescriptorSetLayout,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -35928,12 +36404,12 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDescriptorSetLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_descriptor_set_layout`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -35980,7 +36456,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
             >(
                 command_id::vkCreateDescriptorUpdateTemplate,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -36012,12 +36488,12 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateDescriptorUpdateTemplate,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_descriptor_update_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36061,7 +36537,7 @@ unsafe extern "system" fn vkCreateEvent<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateEvent, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateEvent, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -36092,11 +36568,12 @@ unsafe extern "system" fn vkCreateEvent<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateEvent,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_event`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36145,7 +36622,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
             >(
                 command_id::vkCreateExecutionGraphPipelinesAMDX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -36181,12 +36658,12 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateExecutionGraphPipelinesAMDX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_execution_graph_pipelines_amdx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36237,7 +36714,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
             >(
                 command_id::vkCreateExternalComputeQueueNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -36269,12 +36746,12 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateExternalComputeQueueNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_external_compute_queue_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36318,7 +36795,7 @@ unsafe extern "system" fn vkCreateFence<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateFence, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateFence, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -36349,11 +36826,12 @@ unsafe extern "system" fn vkCreateFence<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateFence,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_fence`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36397,7 +36875,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateFramebuffer, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateFramebuffer, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -36428,11 +36906,12 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateFramebuffer,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_framebuffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36476,7 +36955,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateGpaSessionAMD, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateGpaSessionAMD, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -36507,11 +36986,12 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateGpaSessionAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_gpa_session_amd`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36557,7 +37037,11 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateGraphicsPipelines, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateGraphicsPipelines,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -36592,11 +37076,12 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateGraphicsPipelines,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_graphics_pipelines`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36644,7 +37129,7 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateImage, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateImage, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -36675,11 +37160,12 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateImage,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_image`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36723,7 +37209,7 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateImageView, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateImageView, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -36754,11 +37240,12 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateImageView,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_image_view`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36805,7 +37292,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
             >(
                 command_id::vkCreateIndirectCommandsLayoutEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -36837,12 +37324,12 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateIndirectCommandsLayoutEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_indirect_commands_layout_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36889,7 +37376,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
             >(
                 command_id::vkCreateIndirectCommandsLayoutNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -36921,12 +37408,12 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateIndirectCommandsLayoutNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_indirect_commands_layout_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -36973,7 +37460,7 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
             >(
                 command_id::vkCreateIndirectExecutionSetEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -37005,12 +37492,12 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateIndirectExecutionSetEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_indirect_execution_set_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37054,7 +37541,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateMicromapEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateMicromapEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37085,11 +37572,12 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateMicromapEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_micromap_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37133,7 +37621,11 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateOpticalFlowSessionNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateOpticalFlowSessionNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -37164,12 +37656,12 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateOpticalFlowSessionNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_optical_flow_session_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37213,7 +37705,11 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreatePipelineBinariesKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreatePipelineBinariesKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -37244,12 +37740,12 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreatePipelineBinariesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_pipeline_binaries_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37293,7 +37789,7 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreatePipelineCache, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreatePipelineCache, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37324,11 +37820,12 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
                 state.messengers(),
                 command_id::vkCreatePipelineCache,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_pipeline_cache`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37372,7 +37869,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreatePipelineLayout, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreatePipelineLayout, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37403,11 +37900,12 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkCreatePipelineLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_pipeline_layout`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37451,7 +37949,11 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreatePrivateDataSlot, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreatePrivateDataSlot,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -37482,11 +37984,12 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
                 state.messengers(),
                 command_id::vkCreatePrivateDataSlot,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_private_data_slot`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37530,7 +38033,7 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateQueryPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateQueryPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37561,11 +38064,12 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateQueryPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_query_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37615,7 +38119,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
             >(
                 command_id::vkCreateRayTracingPipelinesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -37653,12 +38157,12 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateRayTracingPipelinesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_ray_tracing_pipelines_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37710,7 +38214,11 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateRayTracingPipelinesNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateRayTracingPipelinesNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -37745,12 +38253,12 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateRayTracingPipelinesNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_ray_tracing_pipelines_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37798,7 +38306,7 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateRenderPass, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateRenderPass, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37829,11 +38337,12 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateRenderPass,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_render_pass`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37877,7 +38386,7 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateRenderPass2, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateRenderPass2, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37908,11 +38417,12 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateRenderPass2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_render_pass2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -37956,7 +38466,7 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateSampler, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateSampler, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -37987,11 +38497,12 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateSampler,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_sampler`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38038,7 +38549,7 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
             >(
                 command_id::vkCreateSamplerYcbcrConversion,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -38070,12 +38581,12 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateSamplerYcbcrConversion,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_sampler_ycbcr_conversion`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38119,7 +38630,7 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateSemaphore, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateSemaphore, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -38150,11 +38661,12 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateSemaphore,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_semaphore`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38201,7 +38713,7 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
             >(
                 command_id::vkCreateShaderInstrumentationARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -38233,12 +38745,12 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateShaderInstrumentationARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_shader_instrumentation_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38282,7 +38794,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateShaderModule, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateShaderModule, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -38313,11 +38825,12 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateShaderModule,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_shader_module`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38362,7 +38875,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateShadersEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateShadersEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -38395,11 +38908,12 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateShadersEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_shaders_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38446,7 +38960,11 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateSharedSwapchainsKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateSharedSwapchainsKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -38479,12 +38997,12 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateSharedSwapchainsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_shared_swapchains_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38530,7 +39048,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateSwapchainKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateSwapchainKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -38561,11 +39079,12 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateSwapchainKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_swapchain_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38609,7 +39128,7 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateTensorARM, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateTensorARM, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -38640,11 +39159,12 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateTensorARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_tensor_arm`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38688,7 +39208,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateTensorViewARM, VkObjectType::DEVICE, device.0);
+            >(command_id::vkCreateTensorViewARM, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -38719,11 +39239,12 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateTensorViewARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_tensor_view_arm`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38767,7 +39288,11 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateValidationCacheEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateValidationCacheEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -38798,12 +39323,12 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateValidationCacheEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_validation_cache_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38847,7 +39372,11 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkCreateVideoSessionKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkCreateVideoSessionKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -38878,11 +39407,12 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateVideoSessionKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_video_session_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -38929,7 +39459,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
             >(
                 command_id::vkCreateVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -38961,12 +39491,12 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkCreateVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_create_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -39008,7 +39538,11 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDebugMarkerSetObjectNameEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDebugMarkerSetObjectNameEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -39035,12 +39569,12 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDebugMarkerSetObjectNameEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_debug_marker_set_object_name_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -39074,7 +39608,11 @@ unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDebugMarkerSetObjectTagEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDebugMarkerSetObjectTagEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -39101,12 +39639,12 @@ unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDebugMarkerSetObjectTagEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_debug_marker_set_object_tag_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -39140,7 +39678,11 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDeferredOperationJoinKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDeferredOperationJoinKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -39163,12 +39705,12 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDeferredOperationJoinKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_deferred_operation_join_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -39206,7 +39748,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
             >(
                 command_id::vkDestroyAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -39236,12 +39778,12 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyAccelerationStructureKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39283,7 +39825,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
             >(
                 command_id::vkDestroyAccelerationStructureNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -39313,12 +39855,12 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyAccelerationStructureNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39357,7 +39899,7 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyBuffer, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyBuffer, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -39376,11 +39918,12 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyBuffer,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_destroy_buffer(&state.next, down, buffer, pAllocator)
         };
@@ -39410,7 +39953,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
             >(
                 command_id::vkDestroyBufferCollectionFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -39440,12 +39983,12 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyBufferCollectionFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_buffer_collection_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39484,7 +40027,7 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyBufferView, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyBufferView, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -39513,11 +40056,12 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyBufferView,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_buffer_view`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39551,7 +40095,7 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyCommandPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyCommandPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -39580,11 +40124,12 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyCommandPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_command_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39623,7 +40168,7 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyCuFunctionNVX, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyCuFunctionNVX, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -39652,11 +40197,12 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyCuFunctionNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_cu_function_nvx`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39695,7 +40241,7 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyCuModuleNVX, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyCuModuleNVX, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -39724,11 +40270,12 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyCuModuleNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_cu_module_nvx`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39762,7 +40309,11 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyCudaFunctionNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyCudaFunctionNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -39791,11 +40342,12 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyCudaFunctionNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_cuda_function_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39834,7 +40386,7 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyCudaModuleNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyCudaModuleNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -39863,11 +40415,12 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyCudaModuleNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_cuda_module_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39904,7 +40457,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
             >(
                 command_id::vkDestroyDataGraphPipelineSessionARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -39934,12 +40487,12 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDataGraphPipelineSessionARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_data_graph_pipeline_session_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -39978,7 +40531,11 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyDeferredOperationKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyDeferredOperationKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -40007,12 +40564,12 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDeferredOperationKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_deferred_operation_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40051,7 +40608,11 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyDescriptorPool, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyDescriptorPool,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -40080,11 +40641,12 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDescriptorPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_descriptor_pool`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40123,7 +40685,11 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyDescriptorSetLayout, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyDescriptorSetLayout,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -40152,12 +40718,12 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDescriptorSetLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_descriptor_set_layout`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40199,7 +40765,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
             >(
                 command_id::vkDestroyDescriptorUpdateTemplate,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -40229,12 +40795,12 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyDescriptorUpdateTemplate,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_descriptor_update_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40273,7 +40839,7 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyEvent, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyEvent, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40292,11 +40858,12 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyEvent,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_event`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state.hooks.call_down_destroy_event(&state.next, down, event, pAllocator)
         };
@@ -40326,7 +40893,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
             >(
                 command_id::vkDestroyExternalComputeQueueNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -40356,12 +40923,12 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyExternalComputeQueueNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_external_compute_queue_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40400,7 +40967,7 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyFence, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyFence, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40419,11 +40986,12 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyFence,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_fence`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state.hooks.call_down_destroy_fence(&state.next, down, fence, pAllocator)
         };
@@ -40450,7 +41018,7 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyFramebuffer, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyFramebuffer, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40479,11 +41047,12 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyFramebuffer,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_framebuffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40522,7 +41091,7 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyGpaSessionAMD, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyGpaSessionAMD, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40551,11 +41120,12 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyGpaSessionAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_gpa_session_amd`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40594,7 +41164,7 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyImage, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyImage, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40613,13 +41183,28 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyImage,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkDestroyImage,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_destroy_image`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
-            state.hooks.call_down_destroy_image(&state.next, down, image, pAllocator)
+            state
+                .hooks
+                .call_down_destroy_image(&state.next, down, down_image, pAllocator)
         };
         state
             .hooks
@@ -40644,7 +41229,7 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyImageView, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyImageView, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40673,15 +41258,33 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyImageView,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = imageView;
+        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkDestroyImageView,
+                VkObjectType::IMAGE_VIEW,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_destroy_image_view`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_image_view(&state.next, down, imageView, pAllocator)
+                .call_down_destroy_image_view(
+                    &state.next,
+                    down,
+                    down_imageView,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -40714,7 +41317,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
             >(
                 command_id::vkDestroyIndirectCommandsLayoutEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -40744,12 +41347,12 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyIndirectCommandsLayoutEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_indirect_commands_layout_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40791,7 +41394,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
             >(
                 command_id::vkDestroyIndirectCommandsLayoutNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -40821,12 +41424,12 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyIndirectCommandsLayoutNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_indirect_commands_layout_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40868,7 +41471,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
             >(
                 command_id::vkDestroyIndirectExecutionSetEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -40898,12 +41501,12 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyIndirectExecutionSetEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_indirect_execution_set_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -40942,7 +41545,7 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyMicromapEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyMicromapEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -40971,11 +41574,12 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyMicromapEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_micromap_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41009,7 +41613,11 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyOpticalFlowSessionNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyOpticalFlowSessionNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -41038,12 +41646,12 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyOpticalFlowSessionNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_optical_flow_session_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41082,7 +41690,7 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyPipeline, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyPipeline, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41106,11 +41714,12 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyPipeline,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_pipeline`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41144,7 +41753,11 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyPipelineBinaryKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyPipelineBinaryKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -41173,12 +41786,12 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyPipelineBinaryKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_pipeline_binary_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41217,7 +41830,7 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyPipelineCache, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyPipelineCache, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41246,11 +41859,12 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyPipelineCache,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_pipeline_cache`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41289,7 +41903,11 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyPipelineLayout, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyPipelineLayout,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -41318,11 +41936,12 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyPipelineLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_pipeline_layout`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41361,7 +41980,11 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyPrivateDataSlot, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyPrivateDataSlot,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -41390,11 +42013,12 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyPrivateDataSlot,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_private_data_slot`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41433,7 +42057,7 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyQueryPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyQueryPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41462,11 +42086,12 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyQueryPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_query_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41500,7 +42125,7 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyRenderPass, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyRenderPass, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41529,11 +42154,12 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyRenderPass,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_render_pass`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41567,7 +42193,7 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroySampler, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroySampler, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41586,11 +42212,12 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroySampler,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_sampler`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state.hooks.call_down_destroy_sampler(&state.next, down, sampler, pAllocator)
         };
@@ -41620,7 +42247,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
             >(
                 command_id::vkDestroySamplerYcbcrConversion,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -41650,12 +42277,12 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroySamplerYcbcrConversion,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_sampler_ycbcr_conversion`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41694,7 +42321,7 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroySemaphore, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroySemaphore, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41723,11 +42350,12 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroySemaphore,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_semaphore`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41761,7 +42389,7 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyShaderEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyShaderEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41785,11 +42413,12 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyShaderEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_shader_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41826,7 +42455,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
             >(
                 command_id::vkDestroyShaderInstrumentationARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -41856,12 +42485,12 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyShaderInstrumentationARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_shader_instrumentation_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41900,7 +42529,7 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyShaderModule, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyShaderModule, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -41929,11 +42558,12 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyShaderModule,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_shader_module`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -41972,7 +42602,7 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroySwapchainKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroySwapchainKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42001,11 +42631,12 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroySwapchainKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_swapchain_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42044,7 +42675,7 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyTensorARM, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyTensorARM, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42068,11 +42699,12 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyTensorARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_tensor_arm`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42106,7 +42738,7 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyTensorViewARM, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDestroyTensorViewARM, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42135,11 +42767,12 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyTensorViewARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_tensor_view_arm`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42178,7 +42811,11 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyValidationCacheEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyValidationCacheEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -42207,12 +42844,12 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyValidationCacheEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_validation_cache_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42251,7 +42888,11 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDestroyVideoSessionKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDestroyVideoSessionKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -42280,11 +42921,12 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyVideoSessionKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_video_session_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42326,7 +42968,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
             >(
                 command_id::vkDestroyVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -42356,12 +42998,12 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkDestroyVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_destroy_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42396,7 +43038,7 @@ unsafe extern "system" fn vkDeviceWaitIdle<L: Registered>(device: VkDevice) -> V
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDeviceWaitIdle, VkObjectType::DEVICE, device.0);
+            >(command_id::vkDeviceWaitIdle, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42413,11 +43055,12 @@ unsafe extern "system" fn vkDeviceWaitIdle<L: Registered>(device: VkDevice) -> V
                 state.messengers(),
                 command_id::vkDeviceWaitIdle,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_device_wait_idle`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_device_wait_idle(&state.next, down)
         };
@@ -42443,7 +43086,11 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkDisplayPowerControlEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkDisplayPowerControlEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -42472,11 +43119,12 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkDisplayPowerControlEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_display_power_control_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -42518,7 +43166,7 @@ unsafe extern "system" fn vkEndCommandBuffer<L: Registered>(
             >(
                 command_id::vkEndCommandBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -42536,11 +43184,12 @@ unsafe extern "system" fn vkEndCommandBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkEndCommandBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_end_command_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_end_command_buffer(&state.next, down)
         };
@@ -42567,7 +43216,11 @@ unsafe extern "system" fn vkExportMetalObjectsEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkExportMetalObjectsEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkExportMetalObjectsEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -42594,11 +43247,12 @@ unsafe extern "system" fn vkExportMetalObjectsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkExportMetalObjectsEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_export_metal_objects_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42631,7 +43285,11 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkFlushMappedMemoryRanges, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkFlushMappedMemoryRanges,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -42660,11 +43318,12 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
                 state.messengers(),
                 command_id::vkFlushMappedMemoryRanges,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_flush_mapped_memory_ranges`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -42706,7 +43365,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkFreeCommandBuffers, VkObjectType::DEVICE, device.0);
+            >(command_id::vkFreeCommandBuffers, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42737,11 +43396,12 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
                 state.messengers(),
                 command_id::vkFreeCommandBuffers,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_free_command_buffers`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42783,7 +43443,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkFreeDescriptorSets, VkObjectType::DEVICE, device.0);
+            >(command_id::vkFreeDescriptorSets, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42814,11 +43474,12 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
                 state.messengers(),
                 command_id::vkFreeDescriptorSets,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_free_descriptor_sets`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -42861,7 +43522,7 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkFreeMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkFreeMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -42878,11 +43539,12 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkFreeMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_free_memory`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe {
             state.hooks.call_down_free_memory(&state.next, down, memory, pAllocator)
         };
@@ -42914,7 +43576,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
             >(
                 command_id::vkGetAccelerationStructureBuildSizesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -42948,12 +43610,12 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
                 state.messengers(),
                 command_id::vkGetAccelerationStructureBuildSizesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_acceleration_structure_build_sizes_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -42998,7 +43660,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
             >(
                 command_id::vkGetAccelerationStructureDeviceAddressKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43026,12 +43688,12 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
                 state.messengers(),
                 command_id::vkGetAccelerationStructureDeviceAddressKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_acceleration_structure_device_address_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43074,7 +43736,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
             >(
                 command_id::vkGetAccelerationStructureHandleNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43106,12 +43768,12 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetAccelerationStructureHandleNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_acceleration_structure_handle_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43157,7 +43819,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
             >(
                 command_id::vkGetAccelerationStructureMemoryRequirementsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43187,12 +43849,12 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
                 state.messengers(),
                 command_id::vkGetAccelerationStructureMemoryRequirementsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_acceleration_structure_memory_requirements_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -43237,7 +43899,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
             >(
                 command_id::vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43267,12 +43929,12 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
                 state.messengers(),
                 command_id::vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_acceleration_structure_opaque_capture_descriptor_data_ext`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
-        // usage) with the next level's first handle.
+        // usage) with the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43316,7 +43978,7 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
             >(
                 command_id::vkGetAndroidHardwareBufferPropertiesANDROID,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43346,12 +44008,12 @@ unsafe extern "system" fn vkGetAndroidHardwareBufferPropertiesANDROID<L: Registe
                 state.messengers(),
                 command_id::vkGetAndroidHardwareBufferPropertiesANDROID,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_android_hardware_buffer_properties_android`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43395,7 +44057,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
             >(
                 command_id::vkGetBufferCollectionPropertiesFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43425,12 +44087,12 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkGetBufferCollectionPropertiesFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_buffer_collection_properties_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43470,7 +44132,11 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetBufferDeviceAddress, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetBufferDeviceAddress,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -43489,11 +44155,12 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
                 state.messengers(),
                 command_id::vkGetBufferDeviceAddress,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_buffer_device_address`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_buffer_device_address(&state.next, down, pInfo)
         };
@@ -43526,7 +44193,11 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetBufferMemoryRequirements, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetBufferMemoryRequirements,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -43555,12 +44226,12 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
                 state.messengers(),
                 command_id::vkGetBufferMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_buffer_memory_requirements`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -43602,7 +44273,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
             >(
                 command_id::vkGetBufferMemoryRequirements2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43632,12 +44303,12 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetBufferMemoryRequirements2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_buffer_memory_requirements2`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -43678,7 +44349,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
             >(
                 command_id::vkGetBufferOpaqueCaptureAddress,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43706,12 +44377,12 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
                 state.messengers(),
                 command_id::vkGetBufferOpaqueCaptureAddress,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_buffer_opaque_capture_address`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43749,7 +44420,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
             >(
                 command_id::vkGetBufferOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43779,12 +44450,12 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
                 state.messengers(),
                 command_id::vkGetBufferOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_buffer_opaque_capture_descriptor_data_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43827,7 +44498,11 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetCalibratedTimestampsKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetCalibratedTimestampsKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -43860,12 +44535,12 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetCalibratedTimestampsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_calibrated_timestamps_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -43913,7 +44588,7 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
             >(
                 command_id::vkGetClusterAccelerationStructureBuildSizesNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -43943,12 +44618,12 @@ unsafe extern "system" fn vkGetClusterAccelerationStructureBuildSizesNV<L: Regis
                 state.messengers(),
                 command_id::vkGetClusterAccelerationStructureBuildSizesNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_cluster_acceleration_structure_build_sizes_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -43988,7 +44663,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetCudaModuleCacheNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetCudaModuleCacheNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -44019,11 +44694,12 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetCudaModuleCacheNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_cuda_module_cache_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -44070,7 +44746,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
             >(
                 command_id::vkGetDataGraphPipelineAvailablePropertiesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44102,12 +44778,12 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
                 state.messengers(),
                 command_id::vkGetDataGraphPipelineAvailablePropertiesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_available_properties_arm`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -44154,7 +44830,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
             >(
                 command_id::vkGetDataGraphPipelinePropertiesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44186,12 +44862,12 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDataGraphPipelinePropertiesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_properties_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -44241,7 +44917,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
             >(
                 command_id::vkGetDataGraphPipelineSessionBindPointRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44273,12 +44949,12 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
                 state.messengers(),
                 command_id::vkGetDataGraphPipelineSessionBindPointRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_session_bind_point_requirements_arm`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
-        // usage) with the next level's first handle.
+        // usage) with the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -44327,7 +45003,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
             >(
                 command_id::vkGetDataGraphPipelineSessionMemoryRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44357,12 +45033,12 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
                 state.messengers(),
                 command_id::vkGetDataGraphPipelineSessionMemoryRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_session_memory_requirements_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -44403,7 +45079,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
             >(
                 command_id::vkGetDeferredOperationMaxConcurrencyKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44431,12 +45107,12 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
                 state.messengers(),
                 command_id::vkGetDeferredOperationMaxConcurrencyKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_deferred_operation_max_concurrency_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -44477,7 +45153,7 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
             >(
                 command_id::vkGetDeferredOperationResultKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44505,12 +45181,12 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeferredOperationResultKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_deferred_operation_result_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -44550,7 +45226,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDescriptorEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetDescriptorEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -44581,11 +45257,12 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDescriptorEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_descriptor_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -44629,7 +45306,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
             >(
                 command_id::vkGetDescriptorSetHostMappingVALVE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44659,12 +45336,12 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDescriptorSetHostMappingVALVE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_descriptor_set_host_mapping_valve`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -44707,7 +45384,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
             >(
                 command_id::vkGetDescriptorSetLayoutBindingOffsetEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44739,12 +45416,12 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
                 state.messengers(),
                 command_id::vkGetDescriptorSetLayoutBindingOffsetEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_binding_offset_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -44788,7 +45465,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
             >(
                 command_id::vkGetDescriptorSetLayoutHostMappingInfoVALVE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44818,12 +45495,12 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
                 state.messengers(),
                 command_id::vkGetDescriptorSetLayoutHostMappingInfoVALVE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_host_mapping_info_valve`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -44865,7 +45542,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
             >(
                 command_id::vkGetDescriptorSetLayoutSizeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44895,12 +45572,12 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDescriptorSetLayoutSizeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_size_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -44942,7 +45619,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
             >(
                 command_id::vkGetDescriptorSetLayoutSupport,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -44972,12 +45649,12 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDescriptorSetLayoutSupport,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_support`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -45022,7 +45699,7 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
             >(
                 command_id::vkGetDeviceAccelerationStructureCompatibilityKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45052,12 +45729,12 @@ unsafe extern "system" fn vkGetDeviceAccelerationStructureCompatibilityKHR<
                 state.messengers(),
                 command_id::vkGetDeviceAccelerationStructureCompatibilityKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_acceleration_structure_compatibility_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -45099,7 +45776,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
             >(
                 command_id::vkGetDeviceBufferMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45129,12 +45806,12 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceBufferMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_buffer_memory_requirements`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -45176,7 +45853,7 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
             >(
                 command_id::vkGetDeviceCombinedImageSamplerIndexNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45206,12 +45883,12 @@ unsafe extern "system" fn vkGetDeviceCombinedImageSamplerIndexNVX<L: Registered>
                 state.messengers(),
                 command_id::vkGetDeviceCombinedImageSamplerIndexNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_combined_image_sampler_index_nvx`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45251,7 +45928,11 @@ unsafe extern "system" fn vkGetDeviceFaultDebugInfoKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDeviceFaultDebugInfoKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetDeviceFaultDebugInfoKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -45278,12 +45959,12 @@ unsafe extern "system" fn vkGetDeviceFaultDebugInfoKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceFaultDebugInfoKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_fault_debug_info_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45318,7 +45999,11 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDeviceFaultInfoEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetDeviceFaultInfoEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -45347,11 +46032,12 @@ unsafe extern "system" fn vkGetDeviceFaultInfoEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceFaultInfoEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_fault_info_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45393,7 +46079,11 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDeviceFaultReportsKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetDeviceFaultReportsKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -45424,12 +46114,12 @@ unsafe extern "system" fn vkGetDeviceFaultReportsKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceFaultReportsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_fault_reports_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45477,7 +46167,7 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
             >(
                 command_id::vkGetDeviceGroupPeerMemoryFeatures,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45511,12 +46201,12 @@ unsafe extern "system" fn vkGetDeviceGroupPeerMemoryFeatures<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceGroupPeerMemoryFeatures,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_group_peer_memory_features`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -45561,7 +46251,7 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
             >(
                 command_id::vkGetDeviceGroupPresentCapabilitiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45589,12 +46279,12 @@ unsafe extern "system" fn vkGetDeviceGroupPresentCapabilitiesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceGroupPresentCapabilitiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_group_present_capabilities_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45636,7 +46326,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
             >(
                 command_id::vkGetDeviceGroupSurfacePresentModes2EXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45666,12 +46356,12 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
                 state.messengers(),
                 command_id::vkGetDeviceGroupSurfacePresentModes2EXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_group_surface_present_modes2_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45715,7 +46405,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
             >(
                 command_id::vkGetDeviceGroupSurfacePresentModesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45745,12 +46435,12 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceGroupSurfacePresentModesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_group_surface_present_modes_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -45794,7 +46484,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
             >(
                 command_id::vkGetDeviceImageMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45824,12 +46514,12 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceImageMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_image_memory_requirements`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -45872,7 +46562,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
             >(
                 command_id::vkGetDeviceImageSparseMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45904,12 +46594,12 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
                 state.messengers(),
                 command_id::vkGetDeviceImageSparseMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_image_sparse_memory_requirements`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -45953,7 +46643,7 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
             >(
                 command_id::vkGetDeviceImageSubresourceLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -45983,12 +46673,12 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceImageSubresourceLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_image_subresource_layout`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46027,7 +46717,11 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDeviceMemoryCommitment, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetDeviceMemoryCommitment,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -46056,12 +46750,12 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceMemoryCommitment,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_memory_commitment`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46102,7 +46796,7 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
             >(
                 command_id::vkGetDeviceMemoryOpaqueCaptureAddress,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46130,12 +46824,12 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceMemoryOpaqueCaptureAddress,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_memory_opaque_capture_address`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -46177,7 +46871,7 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
             >(
                 command_id::vkGetDeviceMicromapCompatibilityEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46207,12 +46901,12 @@ unsafe extern "system" fn vkGetDeviceMicromapCompatibilityEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceMicromapCompatibilityEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_micromap_compatibility_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46252,7 +46946,7 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDeviceQueue, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetDeviceQueue, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -46283,11 +46977,12 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceQueue,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_queue`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46328,7 +47023,7 @@ unsafe extern "system" fn vkGetDeviceQueue2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetDeviceQueue2, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetDeviceQueue2, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -46347,11 +47042,12 @@ unsafe extern "system" fn vkGetDeviceQueue2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceQueue2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_queue2`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46383,7 +47079,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
             >(
                 command_id::vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46413,12 +47109,12 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
                 state.messengers(),
                 command_id::vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_subpass_shading_max_workgroup_size_huawei`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -46462,7 +47158,7 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
             >(
                 command_id::vkGetDeviceTensorMemoryRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46492,12 +47188,12 @@ unsafe extern "system" fn vkGetDeviceTensorMemoryRequirementsARM<L: Registered>(
                 state.messengers(),
                 command_id::vkGetDeviceTensorMemoryRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_device_tensor_memory_requirements_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46539,7 +47235,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
             >(
                 command_id::vkGetDynamicRenderingTilePropertiesQCOM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46569,12 +47265,12 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
                 state.messengers(),
                 command_id::vkGetDynamicRenderingTilePropertiesQCOM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_dynamic_rendering_tile_properties_qcom`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -46620,7 +47316,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
             >(
                 command_id::vkGetEncodedVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46654,12 +47350,12 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetEncodedVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_encoded_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -46703,7 +47399,7 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetEventStatus, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetEventStatus, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -46720,11 +47416,12 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
                 state.messengers(),
                 command_id::vkGetEventStatus,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_event_status`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_event_status(&state.next, down, event)
         };
@@ -46756,7 +47453,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
             >(
                 command_id::vkGetExecutionGraphPipelineNodeIndexAMDX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46788,12 +47485,12 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
                 state.messengers(),
                 command_id::vkGetExecutionGraphPipelineNodeIndexAMDX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_execution_graph_pipeline_node_index_amdx`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -46839,7 +47536,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
             >(
                 command_id::vkGetExecutionGraphPipelineScratchSizeAMDX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46869,12 +47566,12 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
                 state.messengers(),
                 command_id::vkGetExecutionGraphPipelineScratchSizeAMDX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_execution_graph_pipeline_scratch_size_amdx`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -46918,7 +47615,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
             >(
                 command_id::vkGetExternalComputeQueueDataNV,
                 VkObjectType::UNKNOWN,
-                externalQueue.0,
+                externalQueue.0 as u64,
             );
         };
         if let Some(result) = state
@@ -46942,7 +47639,7 @@ unsafe extern "system" fn vkGetExternalComputeQueueDataNV<L: Registered>(
             );
         // SAFETY: the layer's `call_down_get_external_compute_queue_data_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -46981,7 +47678,7 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetFenceFdKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetFenceFdKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -47000,11 +47697,12 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetFenceFdKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_fence_fd_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_fence_fd_khr(&state.next, down, pGetFdInfo, pFd)
         };
@@ -47037,7 +47735,7 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetFenceStatus, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetFenceStatus, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -47054,11 +47752,12 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
                 state.messengers(),
                 command_id::vkGetFenceStatus,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_fence_status`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_fence_status(&state.next, down, fence)
         };
@@ -47086,7 +47785,11 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetFenceWin32HandleKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetFenceWin32HandleKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -47115,11 +47818,12 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetFenceWin32HandleKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_fence_win32_handle_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -47164,7 +47868,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
             >(
                 command_id::vkGetFramebufferTilePropertiesQCOM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -47196,12 +47900,12 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
                 state.messengers(),
                 command_id::vkGetFramebufferTilePropertiesQCOM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_framebuffer_tile_properties_qcom`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -47247,7 +47951,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
             >(
                 command_id::vkGetGeneratedCommandsMemoryRequirementsEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -47277,12 +47981,12 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
                 state.messengers(),
                 command_id::vkGetGeneratedCommandsMemoryRequirementsEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_generated_commands_memory_requirements_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -47324,7 +48028,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
             >(
                 command_id::vkGetGeneratedCommandsMemoryRequirementsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -47354,12 +48058,12 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
                 state.messengers(),
                 command_id::vkGetGeneratedCommandsMemoryRequirementsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_generated_commands_memory_requirements_nv`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -47397,7 +48101,11 @@ unsafe extern "system" fn vkGetGpaDeviceClockInfoAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetGpaDeviceClockInfoAMD, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetGpaDeviceClockInfoAMD,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -47416,12 +48124,12 @@ unsafe extern "system" fn vkGetGpaDeviceClockInfoAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkGetGpaDeviceClockInfoAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_gpa_device_clock_info_amd`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_gpa_device_clock_info_amd(&state.next, down, pInfo)
         };
@@ -47456,7 +48164,11 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetGpaSessionResultsAMD, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetGpaSessionResultsAMD,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -47489,12 +48201,12 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkGetGpaSessionResultsAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_gpa_session_results_amd`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -47538,7 +48250,11 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetGpaSessionStatusAMD, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetGpaSessionStatusAMD,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -47561,11 +48277,12 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkGetGpaSessionStatusAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_gpa_session_status_amd`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -47603,7 +48320,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
             >(
                 command_id::vkGetImageDrmFormatModifierPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -47633,19 +48350,31 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
                 state.messengers(),
                 command_id::vkGetImageDrmFormatModifierPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
+        };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetImageDrmFormatModifierPropertiesEXT,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
         };
         // SAFETY: the layer's `call_down_get_image_drm_format_modifier_properties_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
                 .call_down_get_image_drm_format_modifier_properties_ext(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     pProperties,
                 )
         };
@@ -47679,7 +48408,11 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageMemoryRequirements, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageMemoryRequirements,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -47708,19 +48441,31 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetImageMemoryRequirements,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_get_image_memory_requirements`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_get_image_memory_requirements(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     pMemoryRequirements,
                 )
         };
@@ -47752,7 +48497,11 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageMemoryRequirements2, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageMemoryRequirements2,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -47781,12 +48530,12 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageMemoryRequirements2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_image_memory_requirements2`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -47829,7 +48578,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
             >(
                 command_id::vkGetImageOpaqueCaptureDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -47861,12 +48610,37 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageOpaqueCaptureDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
+        };
+        let mut owned_pImages = Vec::new();
+        let down_pImages = {
+            // SAFETY: `pImages` holds `imageCount` handles (valid usage), or is null with none.
+            let given = unsafe { parameter_array(pImages, imageCount as usize) };
+            for (i, &handle) in given.iter().enumerate() {
+                let Some(inner) = L::unwrap_image(&state.hooks, handle) else {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageOpaqueCaptureDataEXT,
+                        VkObjectType::IMAGE,
+                        handle.0,
+                    )
+                };
+                if inner != handle {
+                    if owned_pImages.is_empty() {
+                        owned_pImages = given.to_vec();
+                    }
+                    owned_pImages[i] = inner;
+                }
+            }
+            if owned_pImages.is_empty() { pImages } else { owned_pImages.as_ptr() }
         };
         // SAFETY: the layer's `call_down_get_image_opaque_capture_data_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -47874,7 +48648,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
                     &state.next,
                     down,
                     imageCount,
-                    pImages,
+                    down_pImages,
                     pDatas,
                 )
         };
@@ -47912,7 +48686,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
             >(
                 command_id::vkGetImageOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -47942,12 +48716,12 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
                 state.messengers(),
                 command_id::vkGetImageOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_image_opaque_capture_descriptor_data_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -47992,7 +48766,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
             >(
                 command_id::vkGetImageSparseMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -48024,19 +48798,31 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageSparseMemoryRequirements,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
+        };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetImageSparseMemoryRequirements,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
         };
         // SAFETY: the layer's `call_down_get_image_sparse_memory_requirements`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_get_image_sparse_memory_requirements(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     pSparseMemoryRequirementCount,
                     pSparseMemoryRequirements,
                 )
@@ -48074,7 +48860,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
             >(
                 command_id::vkGetImageSparseMemoryRequirements2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -48106,12 +48892,12 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageSparseMemoryRequirements2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_image_sparse_memory_requirements2`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -48153,7 +48939,11 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageSubresourceLayout, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageSubresourceLayout,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48184,19 +48974,31 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageSubresourceLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetImageSubresourceLayout,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_get_image_subresource_layout`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_get_image_subresource_layout(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     pSubresource,
                     pLayout,
                 )
@@ -48231,7 +49033,11 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageSubresourceLayout2, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageSubresourceLayout2,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48262,19 +49068,31 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageSubresourceLayout2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = image;
+        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetImageSubresourceLayout2,
+                VkObjectType::IMAGE,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_get_image_subresource_layout2`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
                 .call_down_get_image_subresource_layout2(
                     &state.next,
                     down,
-                    image,
+                    down_image,
                     pSubresource,
                     pLayout,
                 )
@@ -48308,7 +49126,11 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageViewAddressNVX, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageViewAddressNVX,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48337,18 +49159,31 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageViewAddressNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
+        let handle = imageView;
+        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetImageViewAddressNVX,
+                VkObjectType::IMAGE_VIEW,
+                handle.0,
+            )
+        };
         // SAFETY: the layer's `call_down_get_image_view_address_nvx`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
                 .call_down_get_image_view_address_nvx(
                     &state.next,
                     down,
-                    imageView,
+                    down_imageView,
                     pProperties,
                 )
         };
@@ -48381,7 +49216,11 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageViewHandle64NVX, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageViewHandle64NVX,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48400,12 +49239,12 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageViewHandle64NVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_image_view_handle64_nvx`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_image_view_handle64_nvx(&state.next, down, pInfo)
         };
@@ -48437,7 +49276,11 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetImageViewHandleNVX, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetImageViewHandleNVX,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48456,11 +49299,12 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
                 state.messengers(),
                 command_id::vkGetImageViewHandleNVX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_image_view_handle_nvx`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_image_view_handle_nvx(&state.next, down, pInfo)
         };
@@ -48496,7 +49340,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
             >(
                 command_id::vkGetImageViewOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -48526,12 +49370,12 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
                 state.messengers(),
                 command_id::vkGetImageViewOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_image_view_opaque_capture_descriptor_data_ext`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -48571,7 +49415,11 @@ unsafe extern "system" fn vkGetLatencyTimingsLegacyNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetLatencyTimingsLegacyNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetLatencyTimingsLegacyNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48598,12 +49446,12 @@ unsafe extern "system" fn vkGetLatencyTimingsLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetLatencyTimingsLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_latency_timings_legacy_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -48636,7 +49484,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetLatencyTimingsNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetLatencyTimingsNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -48665,11 +49513,12 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetLatencyTimingsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_latency_timings_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -48711,7 +49560,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
             >(
                 command_id::vkGetMemoryAndroidHardwareBufferANDROID,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -48741,12 +49590,12 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
                 state.messengers(),
                 command_id::vkGetMemoryAndroidHardwareBufferANDROID,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_android_hardware_buffer_android`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -48787,7 +49636,7 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryFdKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetMemoryFdKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -48806,11 +49655,12 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryFdKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_fd_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_memory_fd_khr(&state.next, down, pGetFdInfo, pFd)
         };
@@ -48845,7 +49695,11 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryFdPropertiesKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMemoryFdPropertiesKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -48876,12 +49730,12 @@ unsafe extern "system" fn vkGetMemoryFdPropertiesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryFdPropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_fd_properties_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -48928,7 +49782,7 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
             >(
                 command_id::vkGetMemoryHostPointerPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -48960,12 +49814,12 @@ unsafe extern "system" fn vkGetMemoryHostPointerPropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryHostPointerPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_host_pointer_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49008,7 +49862,11 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryMetalHandleEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMemoryMetalHandleEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -49037,12 +49895,12 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryMetalHandleEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_metal_handle_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49087,7 +49945,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
             >(
                 command_id::vkGetMemoryMetalHandlePropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49119,12 +49977,12 @@ unsafe extern "system" fn vkGetMemoryMetalHandlePropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryMetalHandlePropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_metal_handle_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49167,7 +50025,11 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryNativeBufferOHOS, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMemoryNativeBufferOHOS,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -49196,12 +50058,12 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryNativeBufferOHOS,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_native_buffer_ohos`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49242,7 +50104,11 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryRemoteAddressNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMemoryRemoteAddressNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -49271,12 +50137,12 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryRemoteAddressNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_remote_address_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49317,7 +50183,11 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryWin32HandleKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMemoryWin32HandleKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -49346,12 +50216,12 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryWin32HandleKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_win32_handle_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49393,7 +50263,11 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMemoryWin32HandleNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMemoryWin32HandleNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -49424,11 +50298,12 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryWin32HandleNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_win32_handle_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49475,7 +50350,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
             >(
                 command_id::vkGetMemoryWin32HandlePropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49507,12 +50382,12 @@ unsafe extern "system" fn vkGetMemoryWin32HandlePropertiesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryWin32HandlePropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_win32_handle_properties_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49558,7 +50433,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
             >(
                 command_id::vkGetMemoryZirconHandleFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49588,12 +50463,12 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMemoryZirconHandleFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_zircon_handle_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49638,7 +50513,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
             >(
                 command_id::vkGetMemoryZirconHandlePropertiesFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49670,12 +50545,12 @@ unsafe extern "system" fn vkGetMemoryZirconHandlePropertiesFUCHSIA<L: Registered
                 state.messengers(),
                 command_id::vkGetMemoryZirconHandlePropertiesFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_memory_zircon_handle_properties_fuchsia`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49719,7 +50594,11 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetMicromapBuildSizesEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetMicromapBuildSizesEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -49750,12 +50629,12 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetMicromapBuildSizesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_micromap_build_sizes_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -49799,7 +50678,7 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
             >(
                 command_id::vkGetNativeBufferPropertiesOHOS,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49829,12 +50708,12 @@ unsafe extern "system" fn vkGetNativeBufferPropertiesOHOS<L: Registered>(
                 state.messengers(),
                 command_id::vkGetNativeBufferPropertiesOHOS,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_native_buffer_properties_ohos`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -49881,7 +50760,7 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
             >(
                 command_id::vkGetPartitionedAccelerationStructuresBuildSizesNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49911,12 +50790,12 @@ unsafe extern "system" fn vkGetPartitionedAccelerationStructuresBuildSizesNV<
                 state.messengers(),
                 command_id::vkGetPartitionedAccelerationStructuresBuildSizesNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_partitioned_acceleration_structures_build_sizes_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -49958,7 +50837,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
             >(
                 command_id::vkGetPastPresentationTimingEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -49988,12 +50867,12 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPastPresentationTimingEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_past_presentation_timing_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50038,7 +50917,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
             >(
                 command_id::vkGetPastPresentationTimingGOOGLE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50070,12 +50949,12 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPastPresentationTimingGOOGLE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_past_presentation_timing_google`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50121,7 +51000,7 @@ unsafe extern "system" fn vkGetPerformanceParameterINTEL<L: Registered>(
             >(
                 command_id::vkGetPerformanceParameterINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50151,12 +51030,12 @@ unsafe extern "system" fn vkGetPerformanceParameterINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPerformanceParameterINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_performance_parameter_intel`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50199,7 +51078,11 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetPipelineBinaryDataKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetPipelineBinaryDataKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -50232,12 +51115,12 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelineBinaryDataKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_binary_data_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50283,7 +51166,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetPipelineCacheData, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetPipelineCacheData, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -50314,11 +51197,12 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelineCacheData,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_cache_data`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50368,7 +51252,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
             >(
                 command_id::vkGetPipelineExecutableInternalRepresentationsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50400,12 +51284,12 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
                 state.messengers(),
                 command_id::vkGetPipelineExecutableInternalRepresentationsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_executable_internal_representations_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50452,7 +51336,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
             >(
                 command_id::vkGetPipelineExecutablePropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50484,12 +51368,12 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelineExecutablePropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_executable_properties_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50536,7 +51420,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
             >(
                 command_id::vkGetPipelineExecutableStatisticsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50568,12 +51452,12 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelineExecutableStatisticsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_executable_statistics_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50618,7 +51502,7 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
             >(
                 command_id::vkGetPipelineIndirectDeviceAddressNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50646,12 +51530,12 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelineIndirectDeviceAddressNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_indirect_device_address_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50693,7 +51577,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
             >(
                 command_id::vkGetPipelineIndirectMemoryRequirementsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -50723,12 +51607,12 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
                 state.messengers(),
                 command_id::vkGetPipelineIndirectMemoryRequirementsNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_indirect_memory_requirements_nv`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -50767,7 +51651,7 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetPipelineKeyKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetPipelineKeyKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -50796,11 +51680,12 @@ unsafe extern "system" fn vkGetPipelineKeyKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelineKeyKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_key_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50841,7 +51726,11 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetPipelinePropertiesEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetPipelinePropertiesEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -50870,12 +51759,12 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPipelinePropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_pipeline_properties_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -50918,7 +51807,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetPrivateData, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetPrivateData, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -50951,11 +51840,12 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
                 state.messengers(),
                 command_id::vkGetPrivateData,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_private_data`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -51003,7 +51893,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetQueryPoolResults, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetQueryPoolResults, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -51042,11 +51932,12 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
                 state.messengers(),
                 command_id::vkGetQueryPoolResults,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_query_pool_results`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51097,7 +51988,11 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetQueueCheckpointData2NV, VkObjectType::QUEUE, queue.0);
+            >(
+                command_id::vkGetQueueCheckpointData2NV,
+                VkObjectType::QUEUE,
+                queue.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -51126,12 +52021,12 @@ unsafe extern "system" fn vkGetQueueCheckpointData2NV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetQueueCheckpointData2NV,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_queue_checkpoint_data2_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -51170,7 +52065,11 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetQueueCheckpointDataNV, VkObjectType::QUEUE, queue.0);
+            >(
+                command_id::vkGetQueueCheckpointDataNV,
+                VkObjectType::QUEUE,
+                queue.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -51199,12 +52098,12 @@ unsafe extern "system" fn vkGetQueueCheckpointDataNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetQueueCheckpointDataNV,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_queue_checkpoint_data_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -51252,7 +52151,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
             >(
                 command_id::vkGetRayTracingCaptureReplayShaderGroupHandlesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -51288,12 +52187,12 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
                 state.messengers(),
                 command_id::vkGetRayTracingCaptureReplayShaderGroupHandlesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_ray_tracing_capture_replay_shader_group_handles_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51346,7 +52245,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
             >(
                 command_id::vkGetRayTracingShaderGroupHandlesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -51382,12 +52281,12 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetRayTracingShaderGroupHandlesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_ray_tracing_shader_group_handles_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51438,7 +52337,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
             >(
                 command_id::vkGetRayTracingShaderGroupStackSizeKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -51470,12 +52369,12 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetRayTracingShaderGroupStackSizeKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_ray_tracing_shader_group_stack_size_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51521,7 +52420,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
             >(
                 command_id::vkGetRefreshCycleDurationGOOGLE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -51551,12 +52450,12 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
                 state.messengers(),
                 command_id::vkGetRefreshCycleDurationGOOGLE,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_refresh_cycle_duration_google`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51597,7 +52496,11 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetRenderAreaGranularity, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetRenderAreaGranularity,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -51626,12 +52529,12 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
                 state.messengers(),
                 command_id::vkGetRenderAreaGranularity,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_render_area_granularity`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -51670,7 +52573,11 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetRenderingAreaGranularity, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetRenderingAreaGranularity,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -51699,12 +52606,12 @@ unsafe extern "system" fn vkGetRenderingAreaGranularity<L: Registered>(
                 state.messengers(),
                 command_id::vkGetRenderingAreaGranularity,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_rendering_area_granularity`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -51746,7 +52653,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
             >(
                 command_id::vkGetSamplerOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -51776,12 +52683,12 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
                 state.messengers(),
                 command_id::vkGetSamplerOpaqueCaptureDescriptorDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_sampler_opaque_capture_descriptor_data_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51825,7 +52732,7 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
             >(
                 command_id::vkGetScreenBufferPropertiesQNX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -51855,12 +52762,12 @@ unsafe extern "system" fn vkGetScreenBufferPropertiesQNX<L: Registered>(
                 state.messengers(),
                 command_id::vkGetScreenBufferPropertiesQNX,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_screen_buffer_properties_qnx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51901,7 +52808,11 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSemaphoreCounterValue, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetSemaphoreCounterValue,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -51930,12 +52841,12 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSemaphoreCounterValue,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_semaphore_counter_value`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -51976,7 +52887,7 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSemaphoreFdKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetSemaphoreFdKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -51995,11 +52906,12 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSemaphoreFdKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_semaphore_fd_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52035,7 +52947,11 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSemaphoreWin32HandleKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetSemaphoreWin32HandleKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -52064,12 +52980,12 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSemaphoreWin32HandleKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_semaphore_win32_handle_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52113,7 +53029,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
             >(
                 command_id::vkGetSemaphoreZirconHandleFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -52143,12 +53059,12 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSemaphoreZirconHandleFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_semaphore_zircon_handle_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52190,7 +53106,11 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetShaderBinaryDataEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetShaderBinaryDataEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -52221,11 +53141,12 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetShaderBinaryDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_shader_binary_data_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52271,7 +53192,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetShaderInfoAMD, VkObjectType::DEVICE, device.0);
+            >(command_id::vkGetShaderInfoAMD, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -52306,11 +53227,12 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkGetShaderInfoAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_shader_info_amd`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52362,7 +53284,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
             >(
                 command_id::vkGetShaderInstrumentationValuesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -52396,12 +53318,12 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
                 state.messengers(),
                 command_id::vkGetShaderInstrumentationValuesARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_shader_instrumentation_values_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52449,7 +53371,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
             >(
                 command_id::vkGetShaderModuleCreateInfoIdentifierEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -52479,12 +53401,12 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
                 state.messengers(),
                 command_id::vkGetShaderModuleCreateInfoIdentifierEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_shader_module_create_info_identifier_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -52526,7 +53448,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
             >(
                 command_id::vkGetShaderModuleIdentifierEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -52556,12 +53478,12 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetShaderModuleIdentifierEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_shader_module_identifier_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -52599,7 +53521,11 @@ unsafe extern "system" fn vkGetSleepStatusLegacyNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSleepStatusLegacyNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetSleepStatusLegacyNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -52626,11 +53552,12 @@ unsafe extern "system" fn vkGetSleepStatusLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSleepStatusLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_sleep_status_legacy_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -52664,7 +53591,11 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSwapchainCounterEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetSwapchainCounterEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -52695,11 +53626,12 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSwapchainCounterEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_swapchain_counter_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52743,7 +53675,11 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSwapchainImagesKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetSwapchainImagesKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -52774,11 +53710,12 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSwapchainImagesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_swapchain_images_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52820,7 +53757,11 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetSwapchainStatusKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetSwapchainStatusKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -52839,11 +53780,12 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSwapchainStatusKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_swapchain_status_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_get_swapchain_status_khr(&state.next, down, swapchain)
         };
@@ -52880,7 +53822,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
             >(
                 command_id::vkGetSwapchainTimeDomainPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -52912,12 +53854,12 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSwapchainTimeDomainPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_swapchain_time_domain_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -52964,7 +53906,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
             >(
                 command_id::vkGetSwapchainTimingPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -52996,12 +53938,12 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetSwapchainTimingPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_swapchain_timing_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53047,7 +53989,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
             >(
                 command_id::vkGetTensorMemoryRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53077,12 +54019,12 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
                 state.messengers(),
                 command_id::vkGetTensorMemoryRequirementsARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_tensor_memory_requirements_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -53125,7 +54067,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
             >(
                 command_id::vkGetTensorOpaqueCaptureDataARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53157,12 +54099,12 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
                 state.messengers(),
                 command_id::vkGetTensorOpaqueCaptureDataARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_tensor_opaque_capture_data_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53208,7 +54150,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
             >(
                 command_id::vkGetTensorOpaqueCaptureDescriptorDataARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53238,12 +54180,12 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
                 state.messengers(),
                 command_id::vkGetTensorOpaqueCaptureDescriptorDataARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_tensor_opaque_capture_descriptor_data_arm`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53287,7 +54229,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
             >(
                 command_id::vkGetTensorViewOpaqueCaptureDescriptorDataARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53317,12 +54259,12 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
                 state.messengers(),
                 command_id::vkGetTensorViewOpaqueCaptureDescriptorDataARM,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_tensor_view_opaque_capture_descriptor_data_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
-        // the next level's first handle.
+        // the next level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53364,7 +54306,11 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkGetValidationCacheDataEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkGetValidationCacheDataEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -53395,12 +54341,12 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkGetValidationCacheDataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_validation_cache_data_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53447,7 +54393,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
             >(
                 command_id::vkGetVideoSessionMemoryRequirementsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53479,12 +54425,12 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkGetVideoSessionMemoryRequirementsKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_get_video_session_memory_requirements_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53526,7 +54472,7 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkImportFenceFdKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkImportFenceFdKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -53553,11 +54499,12 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkImportFenceFdKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_import_fence_fd_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53591,7 +54538,11 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkImportFenceWin32HandleKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkImportFenceWin32HandleKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -53618,12 +54569,12 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkImportFenceWin32HandleKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_import_fence_win32_handle_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53661,7 +54612,7 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkImportSemaphoreFdKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkImportSemaphoreFdKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -53688,11 +54639,12 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkImportSemaphoreFdKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_import_semaphore_fd_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53733,7 +54685,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
             >(
                 command_id::vkImportSemaphoreWin32HandleKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53761,12 +54713,12 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkImportSemaphoreWin32HandleKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_import_semaphore_win32_handle_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53807,7 +54759,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
             >(
                 command_id::vkImportSemaphoreZirconHandleFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53835,12 +54787,12 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 state.messengers(),
                 command_id::vkImportSemaphoreZirconHandleFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_import_semaphore_zircon_handle_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53881,7 +54833,7 @@ unsafe extern "system" fn vkInitializePerformanceApiINTEL<L: Registered>(
             >(
                 command_id::vkInitializePerformanceApiINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53909,12 +54861,12 @@ unsafe extern "system" fn vkInitializePerformanceApiINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkInitializePerformanceApiINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_initialize_performance_api_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -53956,7 +54908,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
             >(
                 command_id::vkInvalidateMappedMemoryRanges,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -53986,12 +54938,12 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
                 state.messengers(),
                 command_id::vkInvalidateMappedMemoryRanges,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_invalidate_mapped_memory_ranges`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54032,7 +54984,7 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkLatencySleepLegacyNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkLatencySleepLegacyNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54061,11 +55013,12 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkLatencySleepLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_latency_sleep_legacy_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -54104,7 +55057,7 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkLatencySleepNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkLatencySleepNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54133,11 +55086,12 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
                 state.messengers(),
                 command_id::vkLatencySleepNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_latency_sleep_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54176,7 +55130,7 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkMapMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkMapMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54211,11 +55165,12 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkMapMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_map_memory`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54262,7 +55217,7 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkMapMemory2, VkObjectType::DEVICE, device.0);
+            >(command_id::vkMapMemory2, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54281,11 +55236,12 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
                 state.messengers(),
                 command_id::vkMapMemory2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_map_memory2`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state.hooks.call_down_map_memory2(&state.next, down, pMemoryMapInfo, ppData)
         };
@@ -54320,7 +55276,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkMergePipelineCaches, VkObjectType::DEVICE, device.0);
+            >(command_id::vkMergePipelineCaches, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54351,11 +55307,12 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
                 state.messengers(),
                 command_id::vkMergePipelineCaches,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_merge_pipeline_caches`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54399,7 +55356,11 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkMergeValidationCachesEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkMergeValidationCachesEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -54430,12 +55391,12 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkMergeValidationCachesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_merge_validation_caches_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54477,7 +55438,11 @@ unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueBeginDebugUtilsLabelEXT, VkObjectType::QUEUE, queue.0);
+            >(
+                command_id::vkQueueBeginDebugUtilsLabelEXT,
+                VkObjectType::QUEUE,
+                queue.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -54504,12 +55469,12 @@ unsafe extern "system" fn vkQueueBeginDebugUtilsLabelEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueBeginDebugUtilsLabelEXT,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_begin_debug_utils_label_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -54547,7 +55512,7 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueBindSparse, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueueBindSparse, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54578,11 +55543,12 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueBindSparse,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_bind_sparse`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54621,7 +55587,11 @@ unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT<L: Registered>(queue: VkQ
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueEndDebugUtilsLabelEXT, VkObjectType::QUEUE, queue.0);
+            >(
+                command_id::vkQueueEndDebugUtilsLabelEXT,
+                VkObjectType::QUEUE,
+                queue.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -54638,12 +55608,12 @@ unsafe extern "system" fn vkQueueEndDebugUtilsLabelEXT<L: Registered>(queue: VkQ
                 state.messengers(),
                 command_id::vkQueueEndDebugUtilsLabelEXT,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_end_debug_utils_label_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state.hooks.call_down_queue_end_debug_utils_label_ext(&state.next, down)
         };
@@ -54667,7 +55637,11 @@ unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueInsertDebugUtilsLabelEXT, VkObjectType::QUEUE, queue.0);
+            >(
+                command_id::vkQueueInsertDebugUtilsLabelEXT,
+                VkObjectType::QUEUE,
+                queue.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -54694,12 +55668,12 @@ unsafe extern "system" fn vkQueueInsertDebugUtilsLabelEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueInsertDebugUtilsLabelEXT,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_insert_debug_utils_label_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -54735,7 +55709,11 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandLegacyNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueNotifyOutOfBandLegacyNV, VkObjectType::QUEUE, queue.0);
+            >(
+                command_id::vkQueueNotifyOutOfBandLegacyNV,
+                VkObjectType::QUEUE,
+                queue.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -54762,12 +55740,12 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueNotifyOutOfBandLegacyNV,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_notify_out_of_band_legacy_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -54803,7 +55781,7 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueNotifyOutOfBandNV, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueueNotifyOutOfBandNV, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54830,12 +55808,12 @@ unsafe extern "system" fn vkQueueNotifyOutOfBandNV<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueNotifyOutOfBandNV,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_notify_out_of_band_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -54867,7 +55845,7 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueuePresentKHR, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueuePresentKHR, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54884,11 +55862,12 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkQueuePresentKHR,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_present_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_queue_present_khr(&state.next, down, pPresentInfo)
         };
@@ -54920,7 +55899,7 @@ unsafe extern "system" fn vkQueueSetPerfHintQCOM<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueSetPerfHintQCOM, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueueSetPerfHintQCOM, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -54943,11 +55922,12 @@ unsafe extern "system" fn vkQueueSetPerfHintQCOM<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueSetPerfHintQCOM,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_set_perf_hint_qcom`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -54984,7 +55964,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
             >(
                 command_id::vkQueueSetPerformanceConfigurationINTEL,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         if let Some(result) = state
@@ -55012,12 +55992,12 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
                 state.messengers(),
                 command_id::vkQueueSetPerformanceConfigurationINTEL,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_set_performance_configuration_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55057,7 +56037,7 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueSubmit, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueueSubmit, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -55088,11 +56068,12 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueSubmit,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_submit`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55130,7 +56111,7 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueSubmit2, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueueSubmit2, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -55161,11 +56142,12 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
                 state.messengers(),
                 command_id::vkQueueSubmit2,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_submit2`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55198,7 +56180,7 @@ unsafe extern "system" fn vkQueueWaitIdle<L: Registered>(queue: VkQueue) -> VkRe
             return unknown::<
                 L,
                 _,
-            >(command_id::vkQueueWaitIdle, VkObjectType::QUEUE, queue.0);
+            >(command_id::vkQueueWaitIdle, VkObjectType::QUEUE, queue.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -55215,11 +56197,12 @@ unsafe extern "system" fn vkQueueWaitIdle<L: Registered>(queue: VkQueue) -> VkRe
                 state.messengers(),
                 command_id::vkQueueWaitIdle,
                 VkObjectType::QUEUE,
-                queue.0,
+                queue.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_queue_wait_idle`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe { state.hooks.call_down_queue_wait_idle(&state.next, down) };
         state.hooks.post_call_record_queue_wait_idle(&state.next, queue, result);
         result
@@ -55247,7 +56230,7 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
             >(
                 command_id::vkRegisterCustomBorderColorEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -55279,12 +56262,12 @@ unsafe extern "system" fn vkRegisterCustomBorderColorEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkRegisterCustomBorderColorEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_register_custom_border_color_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55328,7 +56311,11 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkRegisterDeviceEventEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkRegisterDeviceEventEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -55359,11 +56346,12 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkRegisterDeviceEventEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_register_device_event_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55408,7 +56396,11 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkRegisterDisplayEventEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkRegisterDisplayEventEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -55441,11 +56433,12 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkRegisterDisplayEventEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_register_display_event_ext`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55493,7 +56486,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
             >(
                 command_id::vkReleaseCapturedPipelineDataKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -55523,12 +56516,12 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkReleaseCapturedPipelineDataKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_release_captured_pipeline_data_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55571,7 +56564,7 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
             >(
                 command_id::vkReleaseFullScreenExclusiveModeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -55599,12 +56592,12 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkReleaseFullScreenExclusiveModeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_release_full_screen_exclusive_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55645,7 +56638,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
             >(
                 command_id::vkReleasePerformanceConfigurationINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -55673,12 +56666,12 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkReleasePerformanceConfigurationINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_release_performance_configuration_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55713,7 +56706,11 @@ unsafe extern "system" fn vkReleaseProfilingLockKHR<L: Registered>(device: VkDev
             return unknown::<
                 L,
                 _,
-            >(command_id::vkReleaseProfilingLockKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkReleaseProfilingLockKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -55730,11 +56727,12 @@ unsafe extern "system" fn vkReleaseProfilingLockKHR<L: Registered>(device: VkDev
                 state.messengers(),
                 command_id::vkReleaseProfilingLockKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_release_profiling_lock_khr`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         unsafe { state.hooks.call_down_release_profiling_lock_khr(&state.next, down) };
         state.hooks.post_call_record_release_profiling_lock_khr(&state.next, device);
     })
@@ -55756,7 +56754,11 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkReleaseSwapchainImagesKHR, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkReleaseSwapchainImagesKHR,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -55783,12 +56785,12 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkReleaseSwapchainImagesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_release_swapchain_images_khr`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55825,7 +56827,7 @@ unsafe extern "system" fn vkResetCommandBuffer<L: Registered>(
             >(
                 command_id::vkResetCommandBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         if let Some(result) = state
@@ -55845,11 +56847,12 @@ unsafe extern "system" fn vkResetCommandBuffer<L: Registered>(
                 state.messengers(),
                 command_id::vkResetCommandBuffer,
                 VkObjectType::COMMAND_BUFFER,
-                commandBuffer.0,
+                commandBuffer.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_command_buffer`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_reset_command_buffer(&state.next, down, flags)
         };
@@ -55882,7 +56885,7 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkResetCommandPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkResetCommandPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -55906,11 +56909,12 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
                 state.messengers(),
                 command_id::vkResetCommandPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_command_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -55946,7 +56950,7 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkResetDescriptorPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkResetDescriptorPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -55975,11 +56979,12 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
                 state.messengers(),
                 command_id::vkResetDescriptorPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_descriptor_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -56019,7 +57024,7 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkResetEvent, VkObjectType::DEVICE, device.0);
+            >(command_id::vkResetEvent, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56036,11 +57041,12 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
                 state.messengers(),
                 command_id::vkResetEvent,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_event`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state.hooks.call_down_reset_event(&state.next, down, event)
         };
@@ -56066,7 +57072,7 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkResetFences, VkObjectType::DEVICE, device.0);
+            >(command_id::vkResetFences, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56085,11 +57091,12 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
                 state.messengers(),
                 command_id::vkResetFences,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_fences`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state.hooks.call_down_reset_fences(&state.next, down, fenceCount, pFences)
         };
@@ -56122,7 +57129,7 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkResetGpaSessionAMD, VkObjectType::DEVICE, device.0);
+            >(command_id::vkResetGpaSessionAMD, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56141,11 +57148,12 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkResetGpaSessionAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_gpa_session_amd`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_reset_gpa_session_amd(&state.next, down, gpaSession)
         };
@@ -56179,7 +57187,7 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkResetQueryPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkResetQueryPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56210,11 +57218,12 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
                 state.messengers(),
                 command_id::vkResetQueryPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_reset_query_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -56258,7 +57267,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
             >(
                 command_id::vkSetBufferCollectionBufferConstraintsFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -56288,12 +57297,12 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
                 state.messengers(),
                 command_id::vkSetBufferCollectionBufferConstraintsFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_buffer_collection_buffer_constraints_fuchsia`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -56337,7 +57346,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
             >(
                 command_id::vkSetBufferCollectionImageConstraintsFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -56367,12 +57376,12 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
                 state.messengers(),
                 command_id::vkSetBufferCollectionImageConstraintsFUCHSIA,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_buffer_collection_image_constraints_fuchsia`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -56412,7 +57421,11 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetDebugUtilsObjectNameEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetDebugUtilsObjectNameEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -56439,12 +57452,12 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkSetDebugUtilsObjectNameEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_debug_utils_object_name_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -56478,7 +57491,11 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetDebugUtilsObjectTagEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetDebugUtilsObjectTagEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -56505,12 +57522,12 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkSetDebugUtilsObjectTagEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_debug_utils_object_tag_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -56545,7 +57562,11 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetDeviceMemoryPriorityEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetDeviceMemoryPriorityEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -56574,12 +57595,12 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkSetDeviceMemoryPriorityEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_device_memory_priority_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -56617,7 +57638,7 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetEvent, VkObjectType::DEVICE, device.0);
+            >(command_id::vkSetEvent, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56634,11 +57655,12 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
                 state.messengers(),
                 command_id::vkSetEvent,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_event`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state.hooks.call_down_set_event(&state.next, down, event)
         };
@@ -56663,7 +57685,11 @@ unsafe extern "system" fn vkSetGpaDeviceClockModeAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetGpaDeviceClockModeAMD, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetGpaDeviceClockModeAMD,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -56682,12 +57708,12 @@ unsafe extern "system" fn vkSetGpaDeviceClockModeAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkSetGpaDeviceClockModeAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_gpa_device_clock_mode_amd`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_set_gpa_device_clock_mode_amd(&state.next, down, pInfo)
         };
@@ -56721,7 +57747,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetHdrMetadataEXT, VkObjectType::DEVICE, device.0);
+            >(command_id::vkSetHdrMetadataEXT, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56752,11 +57778,12 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkSetHdrMetadataEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_hdr_metadata_ext`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -56797,7 +57824,11 @@ unsafe extern "system" fn vkSetLatencyMarkerLegacyNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetLatencyMarkerLegacyNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetLatencyMarkerLegacyNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -56826,12 +57857,12 @@ unsafe extern "system" fn vkSetLatencyMarkerLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkSetLatencyMarkerLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_latency_marker_legacy_nv`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -56870,7 +57901,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetLatencyMarkerNV, VkObjectType::DEVICE, device.0);
+            >(command_id::vkSetLatencyMarkerNV, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -56899,11 +57930,12 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
                 state.messengers(),
                 command_id::vkSetLatencyMarkerNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_latency_marker_nv`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -56943,7 +57975,11 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetLatencySleepModeLegacyNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetLatencySleepModeLegacyNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -56974,12 +58010,12 @@ unsafe extern "system" fn vkSetLatencySleepModeLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkSetLatencySleepModeLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_latency_sleep_mode_legacy_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -57020,7 +58056,11 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetLatencySleepModeNV, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkSetLatencySleepModeNV,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -57049,11 +58089,12 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
                 state.messengers(),
                 command_id::vkSetLatencySleepModeNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_latency_sleep_mode_nv`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -57094,7 +58135,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetLocalDimmingAMD, VkObjectType::DEVICE, device.0);
+            >(command_id::vkSetLocalDimmingAMD, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57123,11 +58164,12 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
                 state.messengers(),
                 command_id::vkSetLocalDimmingAMD,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_local_dimming_amd`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -57168,7 +58210,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSetPrivateData, VkObjectType::DEVICE, device.0);
+            >(command_id::vkSetPrivateData, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57201,11 +58243,12 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
                 state.messengers(),
                 command_id::vkSetPrivateData,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_private_data`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -57253,7 +58296,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
             >(
                 command_id::vkSetSwapchainPresentTimingQueueSizeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -57283,12 +58326,12 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
                 state.messengers(),
                 command_id::vkSetSwapchainPresentTimingQueueSizeEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_set_swapchain_present_timing_queue_size_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -57330,7 +58373,7 @@ unsafe extern "system" fn vkShutdownLatencyDeviceLegacyNV<L: Registered>(
             >(
                 command_id::vkShutdownLatencyDeviceLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -57350,12 +58393,12 @@ unsafe extern "system" fn vkShutdownLatencyDeviceLegacyNV<L: Registered>(
                 state.messengers(),
                 command_id::vkShutdownLatencyDeviceLegacyNV,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_shutdown_latency_device_legacy_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state.hooks.call_down_shutdown_latency_device_legacy_nv(&state.next, down)
         };
@@ -57381,7 +58424,7 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkSignalSemaphore, VkObjectType::DEVICE, device.0);
+            >(command_id::vkSignalSemaphore, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57398,11 +58441,12 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
                 state.messengers(),
                 command_id::vkSignalSemaphore,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_signal_semaphore`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_signal_semaphore(&state.next, down, pSignalInfo)
         };
@@ -57430,7 +58474,11 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkTransitionImageLayout, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkTransitionImageLayout,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -57459,11 +58507,12 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
                 state.messengers(),
                 command_id::vkTransitionImageLayout,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_transition_image_layout`, whose contract is the command's own:
-        // the caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // the caller's arguments (valid per the command's valid usage) with the next level's handles where
+        // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -57504,7 +58553,7 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkTrimCommandPool, VkObjectType::DEVICE, device.0);
+            >(command_id::vkTrimCommandPool, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57523,11 +58572,12 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
                 state.messengers(),
                 command_id::vkTrimCommandPool,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_trim_command_pool`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -57557,7 +58607,7 @@ unsafe extern "system" fn vkUninitializePerformanceApiINTEL<L: Registered>(
             >(
                 command_id::vkUninitializePerformanceApiINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -57577,12 +58627,12 @@ unsafe extern "system" fn vkUninitializePerformanceApiINTEL<L: Registered>(
                 state.messengers(),
                 command_id::vkUninitializePerformanceApiINTEL,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_uninitialize_performance_api_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state.hooks.call_down_uninitialize_performance_api_intel(&state.next, down)
         };
@@ -57608,7 +58658,7 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkUnmapMemory, VkObjectType::DEVICE, device.0);
+            >(command_id::vkUnmapMemory, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57625,11 +58675,12 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
                 state.messengers(),
                 command_id::vkUnmapMemory,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_unmap_memory`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         unsafe { state.hooks.call_down_unmap_memory(&state.next, down, memory) };
         state.hooks.post_call_record_unmap_memory(&state.next, device, memory);
     })
@@ -57651,7 +58702,7 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkUnmapMemory2, VkObjectType::DEVICE, device.0);
+            >(command_id::vkUnmapMemory2, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57668,11 +58719,12 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
                 state.messengers(),
                 command_id::vkUnmapMemory2,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_unmap_memory2`, whose contract is the command's own: the caller's
-        // arguments (valid per the command's valid usage) with the next level's first handle.
+        // arguments (valid per the command's valid usage) with the next level's handles where the layer
+        // unwraps them.
         let result = unsafe {
             state.hooks.call_down_unmap_memory2(&state.next, down, pMemoryUnmapInfo)
         };
@@ -57707,7 +58759,7 @@ unsafe extern "system" fn vkUnregisterCustomBorderColorEXT<L: Registered>(
             >(
                 command_id::vkUnregisterCustomBorderColorEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -57735,12 +58787,12 @@ unsafe extern "system" fn vkUnregisterCustomBorderColorEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkUnregisterCustomBorderColorEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_unregister_custom_border_color_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -57777,7 +58829,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
             >(
                 command_id::vkUpdateDescriptorSetWithTemplate,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -57809,12 +58861,12 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
                 state.messengers(),
                 command_id::vkUpdateDescriptorSetWithTemplate,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_update_descriptor_set_with_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -57857,7 +58909,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkUpdateDescriptorSets, VkObjectType::DEVICE, device.0);
+            >(command_id::vkUpdateDescriptorSets, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -57890,11 +58942,12 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
                 state.messengers(),
                 command_id::vkUpdateDescriptorSets,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_update_descriptor_sets`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -57941,7 +58994,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
             >(
                 command_id::vkUpdateIndirectExecutionSetPipelineEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -57973,12 +59026,12 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
                 state.messengers(),
                 command_id::vkUpdateIndirectExecutionSetPipelineEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_update_indirect_execution_set_pipeline_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -58023,7 +59076,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
             >(
                 command_id::vkUpdateIndirectExecutionSetShaderEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -58055,12 +59108,12 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkUpdateIndirectExecutionSetShaderEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_update_indirect_execution_set_shader_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
@@ -58104,7 +59157,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
             >(
                 command_id::vkUpdateVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -58134,12 +59187,12 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkUpdateVideoSessionParametersKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_update_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58182,7 +59235,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWaitForFences, VkObjectType::DEVICE, device.0);
+            >(command_id::vkWaitForFences, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -58215,11 +59268,12 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
                 state.messengers(),
                 command_id::vkWaitForFences,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_wait_for_fences`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58264,7 +59318,7 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWaitForPresent2KHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkWaitForPresent2KHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -58293,11 +59347,12 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
                 state.messengers(),
                 command_id::vkWaitForPresent2KHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_wait_for_present2_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58339,7 +59394,7 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWaitForPresentKHR, VkObjectType::DEVICE, device.0);
+            >(command_id::vkWaitForPresentKHR, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -58370,11 +59425,12 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
                 state.messengers(),
                 command_id::vkWaitForPresentKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_wait_for_present_khr`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58417,7 +59473,7 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWaitSemaphores, VkObjectType::DEVICE, device.0);
+            >(command_id::vkWaitSemaphores, VkObjectType::DEVICE, device.0 as u64);
         };
         if let Some(result) = state
             .hooks
@@ -58436,11 +59492,12 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
                 state.messengers(),
                 command_id::vkWaitSemaphores,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_wait_semaphores`, whose contract is the command's own: the
-        // caller's arguments (valid per the command's valid usage) with the next level's first handle.
+        // caller's arguments (valid per the command's valid usage) with the next level's handles where the
+        // layer unwraps them.
         let result = unsafe {
             state.hooks.call_down_wait_semaphores(&state.next, down, pWaitInfo, timeout)
         };
@@ -58481,7 +59538,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
             >(
                 command_id::vkWriteAccelerationStructuresPropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         if let Some(result) = state
@@ -58519,12 +59576,12 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
                 state.messengers(),
                 command_id::vkWriteAccelerationStructuresPropertiesKHR,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_write_acceleration_structures_properties_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
-        // level's first handle.
+        // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58577,7 +59634,11 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWriteMicromapsPropertiesEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkWriteMicromapsPropertiesEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -58614,12 +59675,12 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkWriteMicromapsPropertiesEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_write_micromaps_properties_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58669,7 +59730,11 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWriteResourceDescriptorsEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkWriteResourceDescriptorsEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -58700,12 +59765,12 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkWriteResourceDescriptorsEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_write_resource_descriptors_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
@@ -58749,7 +59814,11 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
             return unknown::<
                 L,
                 _,
-            >(command_id::vkWriteSamplerDescriptorsEXT, VkObjectType::DEVICE, device.0);
+            >(
+                command_id::vkWriteSamplerDescriptorsEXT,
+                VkObjectType::DEVICE,
+                device.0 as u64,
+            );
         };
         if let Some(result) = state
             .hooks
@@ -58780,12 +59849,12 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
                 state.messengers(),
                 command_id::vkWriteSamplerDescriptorsEXT,
                 VkObjectType::DEVICE,
-                device.0,
+                device.0 as u64,
             );
         };
         // SAFETY: the layer's `call_down_write_sampler_descriptors_ext`, whose contract is the command's
-        // own: the caller's arguments (valid per the command's valid usage) with the next level's first
-        // handle.
+        // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
+        // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
