@@ -110,8 +110,9 @@ pub trait Layer: Sized + 'static {
 
     /// The next level's handle for a device the level above passed, in every generated
     /// device-level entry point whose first parameter it is, in `vkGetDeviceProcAddr` and
-    /// `vkDestroyDevice`; `None` refuses the call. Handles inside structures and arrays
-    /// (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its hooks.
+    /// `vkDestroyDevice`; `None` refuses the call (reported once per command). Handles inside
+    /// structures and arrays (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its
+    /// `call_down_*` hooks.
     #[inline(always)]
     fn unwrap_device(object: &Self::Device, handle: VkDevice) -> Option<VkDevice> {
         let _ = object;
