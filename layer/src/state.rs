@@ -160,6 +160,30 @@ pub trait Layer: Sized + 'static {
         Some(handle)
     }
 
+    /// The next level's object for a `u64` handle of type `object_type` the level above passed:
+    /// `vkSetPrivateData` / `vkGetPrivateData`'s `objectHandle`, the `objectHandle` of
+    /// `VkDebugUtilsObjectNameInfoEXT` and `VkDebugUtilsObjectTagInfoEXT` (a copy goes down when
+    /// it changes), in the generated device-level entry points. The default applies the layer's
+    /// `unwrap_*` of that type (devices, queues, command buffers, images, image views) and leaves
+    /// the other types as they are; `None` refuses the call. The chassis's own
+    /// `vkSetDebugUtilsObjectNameEXT` (with [`MESSAGES`](Self::MESSAGES)) applies it too; without
+    /// `MESSAGES`, a wrapping layer routes the command through itself
+    /// (`intercept(set_debug_utils_object_name_ext)`), or the next level gets the layer's handle.
+    fn unwrap_object(object: &Self::Device, object_type: VkObjectType, handle: u64) -> Option<u64> {
+        let pointer = |h: u64| h as usize as *mut std::ffi::c_void;
+        let raw = |h: *mut std::ffi::c_void| h as usize as u64;
+        match object_type {
+            VkObjectType::DEVICE => Self::unwrap_device(object, VkDevice(pointer(handle))).map(|h| raw(h.0)),
+            VkObjectType::QUEUE => Self::unwrap_queue(object, VkQueue(pointer(handle))).map(|h| raw(h.0)),
+            VkObjectType::COMMAND_BUFFER => {
+                Self::unwrap_command_buffer(object, VkCommandBuffer(pointer(handle))).map(|h| raw(h.0))
+            }
+            VkObjectType::IMAGE => Self::unwrap_image(object, VkImage(handle)).map(|h| h.0),
+            VkObjectType::IMAGE_VIEW => Self::unwrap_image_view(object, VkImageView(handle)).map(|h| h.0),
+            _ => Some(handle),
+        }
+    }
+
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
     fn before_destroy_instance(object: &Self::Instance, instance: VkInstance) {
         let _ = (object, instance);

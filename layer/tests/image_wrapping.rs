@@ -106,6 +106,34 @@ macro_rules! void_fn {
     }};
 }
 
+extern "system" fn next_set_private_data(
+    _: VkDevice,
+    object_type: VkObjectType,
+    handle: u64,
+    _: VkPrivateDataSlot,
+    data: u64,
+) -> VkResult {
+    HANDED.lock().unwrap().push(format!(
+        "vkSetPrivateData {} {handle:#x} {data}",
+        object_type.0
+    ));
+    VkResult::SUCCESS
+}
+/// # Safety
+/// `info` is a valid name info.
+unsafe extern "system" fn next_set_name(
+    _: VkDevice,
+    info: *const VkDebugUtilsObjectNameInfoEXT,
+) -> VkResult {
+    // SAFETY: per the caller's contract.
+    let info = unsafe { &*info };
+    HANDED.lock().unwrap().push(format!(
+        "vkSetDebugUtilsObjectNameEXT {} {:#x}",
+        info.objectType.0, info.objectHandle
+    ));
+    VkResult::SUCCESS
+}
+
 /// # Safety
 /// `name` is NUL-terminated.
 unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
@@ -116,6 +144,10 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         b"vkCreateImage" => void_fn!(PFN_vkCreateImage, next_create_image),
         b"vkDestroyImage" => void_fn!(PFN_vkDestroyImage, next_destroy_image),
         b"vkCmdCopyImage" => void_fn!(PFN_vkCmdCopyImage, next_cmd_copy_image),
+        b"vkSetPrivateData" => void_fn!(PFN_vkSetPrivateData, next_set_private_data),
+        b"vkSetDebugUtilsObjectNameEXT" => {
+            void_fn!(PFN_vkSetDebugUtilsObjectNameEXT, next_set_name)
+        }
         b"vkGetImageOpaqueCaptureDataEXT" => {
             void_fn!(PFN_vkGetImageOpaqueCaptureDataEXT, next_capture_data)
         }
@@ -183,7 +215,12 @@ impl Layer for ImageWrapping {
 #[vk_layer::hooks]
 impl InstanceHooks for Instance {}
 
-#[vk_layer::hooks(intercept(cmd_copy_image, get_image_opaque_capture_data_ext))]
+#[vk_layer::hooks(intercept(
+    cmd_copy_image,
+    get_image_opaque_capture_data_ext,
+    set_private_data,
+    set_debug_utils_object_name_ext
+))]
 impl DeviceHooks for Device {
     /// Hands out the layer's own image.
     fn post_call_record_create_image(
@@ -296,6 +333,32 @@ fn images_go_down_as_the_next_levels_own() {
             VkResult::ERROR_UNKNOWN
         );
         copy.unwrap()(cmd, stranger, layout, b, layout, 0, ptr::null());
+        // `u64` object handles: the image's, unwrapped; another type's, as it is.
+        let set_private: PFN_vkSetPrivateData =
+            std::mem::transmute(proc_addr(c"vkSetPrivateData"));
+        let set_name: PFN_vkSetDebugUtilsObjectNameEXT =
+            std::mem::transmute(proc_addr(c"vkSetDebugUtilsObjectNameEXT"));
+        let slot = VkPrivateDataSlot(9);
+        assert_eq!(
+            set_private.unwrap()(device, VkObjectType::IMAGE, a.0, slot, 1),
+            VkResult::SUCCESS
+        );
+        assert_eq!(
+            set_private.unwrap()(device, VkObjectType::BUFFER, a.0, slot, 2),
+            VkResult::SUCCESS
+        );
+        assert_eq!(
+            set_private.unwrap()(device, VkObjectType::IMAGE, stranger.0, slot, 3),
+            VkResult::ERROR_UNKNOWN
+        );
+        let named = VkDebugUtilsObjectNameInfoEXT {
+            objectType: VkObjectType::IMAGE,
+            objectHandle: b.0,
+            pObjectName: c"b".as_ptr(),
+            ..Default::default()
+        };
+        assert_eq!(set_name.unwrap()(device, &named), VkResult::SUCCESS);
+        assert_eq!(named.objectHandle, b.0, "the application's structure is left as it is");
         destroy_image.unwrap()(device, a, ptr::null());
         // Destroyed, so unknown now.
         copy.unwrap()(cmd, a, layout, b, layout, 0, ptr::null());
@@ -305,6 +368,9 @@ fn images_go_down_as_the_next_levels_own() {
             [
                 "vkCmdCopyImage 0x51 0x52",
                 "vkGetImageOpaqueCaptureDataEXT 0x52 0x51",
+                "vkSetPrivateData 10 0x51 1",
+                format!("vkSetPrivateData 9 {:#x} 2", a.0).as_str(),
+                "vkSetDebugUtilsObjectNameEXT 10 0x52",
                 "vkDestroyImage 0x51",
             ]
         );

@@ -184,6 +184,9 @@ pub(crate) const WRAPPED_HANDLES: &[(&str, &str, &str)] = &[
 /// The statements that unwrap parameter `p` of `c` into `down_<name>`, when it is a wrapped
 /// handle type by value or a `const` array of one with its length parameter.
 fn unwrap_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
+    if let Some(tokens) = unwrap_object_parameter(c, p) {
+        return Some(tokens);
+    }
     let &(_, unwrap, object_type) = WRAPPED_HANDLES.iter().find(|(ty, ..)| *ty == p.ty.base)?;
     let (unwrap, object_type) = (format_ident!("{}", unwrap), format_ident!("{}", object_type));
     let (id, name, down) = (
@@ -229,6 +232,50 @@ fn unwrap_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
         }
         _ => None,
     }
+}
+
+/// The structures that name an object as a `u64` handle beside its `VkObjectType`
+/// (`objectType`, `objectHandle` members), unwrapped in a copy when a command takes one.
+const OBJECT_HANDLE_STRUCTURES: &[&str] = &["VkDebugUtilsObjectNameInfoEXT", "VkDebugUtilsObjectTagInfoEXT"];
+
+/// `u64` object handles (`Layer::unwrap_object`): an `objectHandle` parameter after its
+/// `objectType` (`vkSetPrivateData`), or a structure of [`OBJECT_HANDLE_STRUCTURES`] by pointer
+/// (`vkSetDebugUtilsObjectNameEXT`), copied only when the handle changes.
+fn unwrap_object_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
+    let id = format_ident!("{}", c.name);
+    let (name, down) = (ident(&p.name), format_ident!("down_{}", p.name));
+    if p.name == "objectHandle" && p.ty.base == "uint64_t" && p.ty.pointers.is_empty() {
+        let object_type = c.params.iter().find(|q| q.name == "objectType" && q.ty.base == "VkObjectType")?;
+        let object_type = ident(&object_type.name);
+        return Some(quote! {
+            let Some(#down) = L::unwrap_object(&state.hooks, #object_type, #name) else {
+                return refused::<L, _>(state.messengers(), command_id::#id, #object_type, #name);
+            };
+        });
+    }
+    if !(OBJECT_HANDLE_STRUCTURES.contains(&p.ty.base.as_str()) && p.ty.pointers == [true]) {
+        return None;
+    }
+    let ty = format_ident!("{}", p.ty.base);
+    let copy = format_ident!("copy_{}", p.name);
+    let read = safety(&format!("`{}` is a valid `{}` (valid usage).", p.name, p.ty.base));
+    Some(quote! {
+        let #copy: #ty;
+        let #down: *const #ty = if #name.is_null() {
+            #name
+        } else {
+            #read
+            let info = unsafe { *#name };
+            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
+                None => return refused::<L, _>(state.messengers(), command_id::#id, info.objectType, info.objectHandle),
+                Some(handle) if handle == info.objectHandle => #name,
+                Some(handle) => {
+                    #copy = #ty { objectHandle: handle, ..info };
+                    &#copy
+                }
+            }
+        };
+    })
 }
 
 /// `vkCmdDraw` -> `cmd_draw`.

@@ -51843,6 +51843,21 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
                 device.0 as u64,
             );
         };
+        let Some(down_objectHandle) = L::unwrap_object(
+            &state.hooks,
+            objectType,
+            objectHandle,
+        ) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkGetPrivateData,
+                objectType,
+                objectHandle,
+            );
+        };
         // SAFETY: the layer's `call_down_get_private_data`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -51853,7 +51868,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
                     &state.next,
                     down,
                     objectType,
-                    objectHandle,
+                    down_objectHandle,
                     privateDataSlot,
                     pData,
                 )
@@ -57455,13 +57470,46 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let copy_pNameInfo: VkDebugUtilsObjectNameInfoEXT;
+        let down_pNameInfo: *const VkDebugUtilsObjectNameInfoEXT = if pNameInfo.is_null()
+        {
+            pNameInfo
+        } else {
+            // SAFETY: `pNameInfo` is a valid `VkDebugUtilsObjectNameInfoEXT` (valid usage).
+            let info = unsafe { *pNameInfo };
+            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
+                None => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSetDebugUtilsObjectNameEXT,
+                        info.objectType,
+                        info.objectHandle,
+                    );
+                }
+                Some(handle) if handle == info.objectHandle => pNameInfo,
+                Some(handle) => {
+                    copy_pNameInfo = VkDebugUtilsObjectNameInfoEXT {
+                        objectHandle: handle,
+                        ..info
+                    };
+                    &copy_pNameInfo
+                }
+            }
+        };
         // SAFETY: the layer's `call_down_set_debug_utils_object_name_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_set_debug_utils_object_name_ext(&state.next, down, pNameInfo)
+                .call_down_set_debug_utils_object_name_ext(
+                    &state.next,
+                    down,
+                    down_pNameInfo,
+                )
         };
         state
             .hooks
@@ -57525,13 +57573,45 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let copy_pTagInfo: VkDebugUtilsObjectTagInfoEXT;
+        let down_pTagInfo: *const VkDebugUtilsObjectTagInfoEXT = if pTagInfo.is_null() {
+            pTagInfo
+        } else {
+            // SAFETY: `pTagInfo` is a valid `VkDebugUtilsObjectTagInfoEXT` (valid usage).
+            let info = unsafe { *pTagInfo };
+            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
+                None => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSetDebugUtilsObjectTagEXT,
+                        info.objectType,
+                        info.objectHandle,
+                    );
+                }
+                Some(handle) if handle == info.objectHandle => pTagInfo,
+                Some(handle) => {
+                    copy_pTagInfo = VkDebugUtilsObjectTagInfoEXT {
+                        objectHandle: handle,
+                        ..info
+                    };
+                    &copy_pTagInfo
+                }
+            }
+        };
         // SAFETY: the layer's `call_down_set_debug_utils_object_tag_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_set_debug_utils_object_tag_ext(&state.next, down, pTagInfo)
+                .call_down_set_debug_utils_object_tag_ext(
+                    &state.next,
+                    down,
+                    down_pTagInfo,
+                )
         };
         state
             .hooks
@@ -58246,6 +58326,21 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
                 device.0 as u64,
             );
         };
+        let Some(down_objectHandle) = L::unwrap_object(
+            &state.hooks,
+            objectType,
+            objectHandle,
+        ) else {
+            return refused::<
+                L,
+                _,
+            >(
+                state.messengers(),
+                command_id::vkSetPrivateData,
+                objectType,
+                objectHandle,
+            );
+        };
         // SAFETY: the layer's `call_down_set_private_data`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -58256,7 +58351,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
                     &state.next,
                     down,
                     objectType,
-                    objectHandle,
+                    down_objectHandle,
                     privateDataSlot,
                     data,
                 )
