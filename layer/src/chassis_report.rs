@@ -121,8 +121,30 @@ unsafe extern "system" fn set_object_name<L: Registered>(
                 ) else {
                     return VkResult::ERROR_INITIALIZATION_FAILED;
                 };
-                // SAFETY: the next level's own function.
-                unsafe { next(down, info) }
+                // The named object as the next level knows it (`Layer::unwrap_object`).
+                // SAFETY: the caller's structure, valid or null, per the API.
+                let copy = match unsafe { info.as_ref() } {
+                    Some(named) => {
+                        let Some(handle) =
+                            L::unwrap_object(&state.hooks, named.objectType, named.objectHandle)
+                        else {
+                            return crate::unknown::refused::<L, VkResult>(
+                                state.messengers(),
+                                vk_generated::command_id::vkSetDebugUtilsObjectNameEXT,
+                                named.objectType,
+                                named.objectHandle,
+                            );
+                        };
+                        Some(VkDebugUtilsObjectNameInfoEXT {
+                            objectHandle: handle,
+                            ..*named
+                        })
+                    }
+                    None => None,
+                };
+                let down_info = copy.as_ref().map_or(info, |c| c as *const _);
+                // SAFETY: the next level's own function, with its own handles.
+                unsafe { next(down, down_info) }
             }
         };
         // SAFETY: the caller's structure, valid or null, per the API.

@@ -16,7 +16,7 @@ mod generated;
 
 pub use generated::{
     device_hook_ids, instance_hook_ids, DeviceHooks, InstanceHooks, DEVICE_HOOKABLE,
-    INSTANCE_HOOKABLE,
+    DEVICE_HOOK_NAMES, INSTANCE_HOOKABLE, INSTANCE_HOOK_NAMES,
 };
 
 /// The instance-level commands a layer's instance object hooks: those whose hook methods its
@@ -59,6 +59,92 @@ pub const fn check_hooks(instance: &[u16], device: &[u16]) {
         );
         i += 1;
     }
+}
+
+/// How many of the hookable commands `ids` (named `names`, in the same order) are listed in
+/// `listed` or have a name starting with one of `families` (`""`: every command): what
+/// `#[vk_layer::hooks(intercept(cmd_*))]` hooks. Evaluated at compile time; a family that names
+/// no command fails the build (a misspelt prefix).
+#[doc(hidden)]
+pub const fn selected_hooks_len(
+    ids: &[u16],
+    names: &[&str],
+    listed: &[u16],
+    families: &[&str],
+) -> usize {
+    let mut f = 0;
+    while f < families.len() {
+        let mut matched = false;
+        let mut i = 0;
+        while i < names.len() {
+            matched |= starts_with(names[i], families[f]);
+            i += 1;
+        }
+        assert!(
+            matched,
+            "intercept(prefix*) names no hookable command of this level"
+        );
+        f += 1;
+    }
+    let mut n = 0;
+    let mut i = 0;
+    while i < ids.len() {
+        if selected(ids[i], names[i], listed, families) {
+            n += 1;
+        }
+        i += 1;
+    }
+    n
+}
+
+/// The commands [`selected_hooks_len`] counts, in the order of `ids`.
+#[doc(hidden)]
+pub const fn selected_hooks<const N: usize>(
+    ids: &[u16],
+    names: &[&str],
+    listed: &[u16],
+    families: &[&str],
+) -> [u16; N] {
+    let mut out = [0; N];
+    let (mut n, mut i) = (0, 0);
+    while i < ids.len() {
+        if selected(ids[i], names[i], listed, families) {
+            out[n] = ids[i];
+            n += 1;
+        }
+        i += 1;
+    }
+    assert!(n == N, "the selection's length");
+    out
+}
+
+const fn selected(id: u16, name: &str, listed: &[u16], families: &[&str]) -> bool {
+    if contains(listed, id) {
+        return true;
+    }
+    let mut f = 0;
+    while f < families.len() {
+        if starts_with(name, families[f]) {
+            return true;
+        }
+        f += 1;
+    }
+    false
+}
+
+const fn starts_with(name: &str, prefix: &str) -> bool {
+    let (name, prefix) = (name.as_bytes(), prefix.as_bytes());
+    if prefix.len() > name.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if name[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 const fn contains(list: &[u16], id: u16) -> bool {

@@ -5,7 +5,8 @@
 //! the commands those methods hook are listed from them ([`hooks`]), so a hook cannot be written
 //! and forgotten. Every hook method has a pass-through default and gets the next level's dispatch
 //! table: `pre_call_validate_*` may skip the call with a result, `pre_call_record_*` runs before
-//! the call goes down, `post_call_record_*` after, with its result. [`declare_layer!`] exports the
+//! the call goes down, `call_down_*` is the call (and may change what goes down or answer itself),
+//! `post_call_record_*` runs after, with its result. [`declare_layer!`] exports the
 //! layer's entry points; [`Manifest`] writes its JSON manifest.
 //!
 //! A hooks block without `#[vk_layer::hooks]` is no layer object (no hook of it could be left
@@ -27,6 +28,15 @@
 //! struct Device;
 //! #[vk_layer::hooks(intercept(enumerate_physical_devices))]
 //! impl vk_layer::DeviceHooks for Device {}
+//! ```
+//!
+//! nor a family of `intercept` that names no command of its level:
+//!
+//! ```compile_fail
+//! struct Device;
+//! #[vk_layer::hooks(intercept(cmd_drew*))]
+//! impl vk_layer::DeviceHooks for Device {}
+//! const _: &[u16] = <Device as vk_layer::DeviceHooked>::COMMANDS;
 //! ```
 //!
 //! The hook traits and their entry points are generated from `vk.xml` (`layer/src/gen/`, by
@@ -58,6 +68,7 @@ mod manifest;
 pub mod report;
 pub mod settings;
 mod state;
+mod unknown;
 
 pub use chain::{DeviceLink, InstanceLink};
 pub use chassis_report::report;
@@ -65,10 +76,14 @@ pub use create_info::{DeviceCreateInfo, InstanceCreateInfo};
 pub use entries::hook_entries;
 pub use guard::{guard, Fallback};
 pub use hooks::{
-    check_hooks, device_hook_ids, instance_hook_ids, DeviceHooked, DeviceHooks, InstanceHooked,
-    InstanceHooks, DEVICE_HOOKABLE, INSTANCE_HOOKABLE,
+    check_hooks, device_hook_ids, instance_hook_ids, selected_hooks, selected_hooks_len,
+    DeviceHooked, DeviceHooks, InstanceHooked, InstanceHooks, DEVICE_HOOKABLE, DEVICE_HOOK_NAMES,
+    INSTANCE_HOOKABLE, INSTANCE_HOOK_NAMES,
 };
-pub use manifest::{Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
+pub use manifest::{
+    write_manifest_beside, Manifest, ManifestExtension, LAYER_SETTINGS_EXTENSION,
+    TOOLING_INFO_EXTENSION,
+};
 pub use settings::{Setting, SettingType, Settings};
 pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
@@ -77,7 +92,9 @@ pub use state::{
 pub use vk_generated as vk;
 /// On `impl InstanceHooks for T` / `impl DeviceHooks for T`: the commands whose hook methods the
 /// block implements become the layer's hooked commands; `#[vk_layer::hooks(intercept(cmd, ...))]`
-/// adds commands without hook methods (a handle-wrapping layer's unwrapping). Every hooks block
+/// adds commands without hook methods (a handle-wrapping layer's unwrapping), `intercept(cmd_*)`
+/// every hookable command of the level whose method suffix starts with `cmd_`, `intercept(*)`
+/// every one of the level. Every hooks block
 /// needs it: without it the type lacks [`InstanceHooked`] / [`DeviceHooked`] and the layer does
 /// not compile.
 pub use vk_layer_macros::hooks;

@@ -1,6 +1,6 @@
 //! The layer's JSON manifest, the file the loader discovers a layer by.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::settings::{names, Setting, SettingType};
 use crate::state::{Layer, LayerProperties};
@@ -206,6 +206,50 @@ impl<'a> Manifest<'a> {
     pub fn write(&self, path: &Path) -> std::io::Result<()> {
         std::fs::write(path, self.to_json())
     }
+}
+
+/// Writes the manifest of `L` ([`Manifest::of`]) beside its built library `library`, as
+/// `<the library's directory>/<the layer's name>.json` naming the library by its file name (so
+/// that the two can be installed together), and returns the manifest's path: that directory is
+/// then what `VK_LAYER_PATH` names. An error of kind `InvalidInput` for a layer without
+/// [`Layer::PROPERTIES`] or a `library` without a file name.
+///
+/// Call it where the layer's type can be named: from a test, an `xtask` or a build step of a
+/// crate that depends on the layer's (whose `crate-type` is then `["cdylib", "rlib"]`):
+///
+/// ```no_run
+/// # struct MyLayer;
+/// # impl vk_layer::Layer for MyLayer {
+/// #     type Instance = Objects;
+/// #     type Device = Objects;
+/// #     const PROPERTIES: Option<vk_layer::LayerProperties> = None;
+/// #     fn create_instance(_: &vk_layer::vk::types::VkInstanceCreateInfo, _: vk_layer::vk::types::VkInstance, _: &vk_layer::vk::InstanceDispatchTable, _: &vk_layer::InstanceLink) -> Result<Objects, vk_layer::vk::types::VkResult> { Ok(Objects) }
+/// #     fn create_device(_: &Objects, _: vk_layer::vk::types::VkPhysicalDevice, _: &vk_layer::vk::types::VkDeviceCreateInfo, _: vk_layer::vk::types::VkDevice, _: &vk_layer::vk::DeviceDispatchTable, _: &vk_layer::DeviceLink) -> Result<Objects, vk_layer::vk::types::VkResult> { Ok(Objects) }
+/// # }
+/// # struct Objects;
+/// # #[vk_layer::hooks] impl vk_layer::InstanceHooks for Objects {}
+/// # #[vk_layer::hooks] impl vk_layer::DeviceHooks for Objects {}
+/// let manifest = vk_layer::write_manifest_beside::<MyLayer>(std::path::Path::new(
+///     "target/release/libVkLayer_my_layer.so",
+/// ))?;
+/// // VK_LAYER_PATH=target/release VK_INSTANCE_LAYERS=VK_LAYER_ME_my_layer my-application
+/// # Ok::<(), std::io::Error>(())
+/// ```
+pub fn write_manifest_beside<L: Layer>(library: &Path) -> std::io::Result<PathBuf> {
+    let invalid = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what.to_string());
+    let file = library
+        .file_name()
+        .ok_or_else(|| invalid("the layer's library path names no file"))?;
+    let file = Path::new(file);
+    let mut extensions = Vec::new();
+    let manifest = Manifest::of::<L>(file, &mut extensions)
+        .ok_or_else(|| invalid("a layer without Layer::PROPERTIES has no manifest to write"))?;
+    let path = library
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(format!("{}.json", manifest.name));
+    manifest.write(&path)?;
+    Ok(path)
 }
 
 /// One entry of `features.settings`, as the Vulkan Configurator reads it.

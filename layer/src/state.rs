@@ -110,8 +110,9 @@ pub trait Layer: Sized + 'static {
 
     /// The next level's handle for a device the level above passed, in every generated
     /// device-level entry point whose first parameter it is, in `vkGetDeviceProcAddr` and
-    /// `vkDestroyDevice`; `None` refuses the call. Handles inside structures and arrays
-    /// (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its hooks.
+    /// `vkDestroyDevice`; `None` refuses the call (reported once per command). Handles inside
+    /// structures and arrays (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its
+    /// `call_down_*` hooks.
     #[inline(always)]
     fn unwrap_device(object: &Self::Device, handle: VkDevice) -> Option<VkDevice> {
         let _ = object;
@@ -133,6 +134,54 @@ pub trait Layer: Sized + 'static {
     ) -> Option<VkCommandBuffer> {
         let _ = object;
         Some(handle)
+    }
+
+    /// The next level's image for one the level above passed (a layer that wraps images),
+    /// wherever a device-level command takes one by value or in an array of parameters
+    /// (`vkCmdCopyImage`'s `srcImage` and `dstImage`, `vkGetImageOpaqueCaptureDataEXT`'s
+    /// `pImages`): the generated entry points hand `call_down_*` (and so the next level) the
+    /// unwrapped handles, an array as a copy made only when a handle changes; the other hooks
+    /// see the caller's. `None` refuses the call (reported once per command, the command's
+    /// fallback value returned). Images inside structures (`VkImageMemoryBarrier`,
+    /// `VkImageViewCreateInfo`, ...) are not unwrapped yet: the layer's `call_down_*` does it.
+    /// Handing out wrapped images is the layer's: its `post_call_record_create_image` (and
+    /// `..._get_swapchain_images_khr`) writes its own handles over the next level's.
+    #[inline(always)]
+    fn unwrap_image(object: &Self::Device, handle: VkImage) -> Option<VkImage> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// As [`unwrap_image`](Self::unwrap_image), for image views (`vkCmdBindShadingRateImageNV`,
+    /// `vkDestroyImageView`, ...).
+    #[inline(always)]
+    fn unwrap_image_view(object: &Self::Device, handle: VkImageView) -> Option<VkImageView> {
+        let _ = object;
+        Some(handle)
+    }
+
+    /// The next level's object for a `u64` handle of type `object_type` the level above passed:
+    /// `vkSetPrivateData` / `vkGetPrivateData`'s `objectHandle`, the `objectHandle` of
+    /// `VkDebugUtilsObjectNameInfoEXT` and `VkDebugUtilsObjectTagInfoEXT` (a copy goes down when
+    /// it changes), in the generated device-level entry points. The default applies the layer's
+    /// `unwrap_*` of that type (devices, queues, command buffers, images, image views) and leaves
+    /// the other types as they are; `None` refuses the call. The chassis's own
+    /// `vkSetDebugUtilsObjectNameEXT` (with [`MESSAGES`](Self::MESSAGES)) applies it too; without
+    /// `MESSAGES`, a wrapping layer routes the command through itself
+    /// (`intercept(set_debug_utils_object_name_ext)`), or the next level gets the layer's handle.
+    fn unwrap_object(object: &Self::Device, object_type: VkObjectType, handle: u64) -> Option<u64> {
+        let pointer = |h: u64| h as usize as *mut std::ffi::c_void;
+        let raw = |h: *mut std::ffi::c_void| h as usize as u64;
+        match object_type {
+            VkObjectType::DEVICE => Self::unwrap_device(object, VkDevice(pointer(handle))).map(|h| raw(h.0)),
+            VkObjectType::QUEUE => Self::unwrap_queue(object, VkQueue(pointer(handle))).map(|h| raw(h.0)),
+            VkObjectType::COMMAND_BUFFER => {
+                Self::unwrap_command_buffer(object, VkCommandBuffer(pointer(handle))).map(|h| raw(h.0))
+            }
+            VkObjectType::IMAGE => Self::unwrap_image(object, VkImage(handle)).map(|h| h.0),
+            VkObjectType::IMAGE_VIEW => Self::unwrap_image_view(object, VkImageView(handle)).map(|h| h.0),
+            _ => Some(handle),
+        }
     }
 
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
@@ -407,6 +456,11 @@ pub struct InstanceState<L: Layer> {
 }
 
 impl<L: Layer> InstanceState<L> {
+    /// The application's messengers of the instance.
+    pub fn messengers(&self) -> &Messengers {
+        &self.messengers
+    }
+
     /// The next level's `vkGetInstanceProcAddr(instance, name)`.
     pub fn next_proc_addr(&self, name: &CStr) -> PFN_vkVoidFunction {
         // SAFETY: the next level's own function, with its own live instance.
@@ -471,6 +525,8 @@ impl<L: Layer> DeviceState<L> {
 pub struct Chassis<L: Layer> {
     pub(crate) instances: DispatchMap<InstanceState<L>>,
     pub(crate) devices: DispatchMap<DeviceState<L>>,
+    /// The commands that reported a handle the layer does not know.
+    pub(crate) reported: crate::unknown::Reported,
 }
 
 impl<L: Layer> Default for Chassis<L> {
@@ -485,6 +541,7 @@ impl<L: Layer> Chassis<L> {
         Chassis {
             instances: DispatchMap::new(),
             devices: DispatchMap::new(),
+            reported: crate::unknown::Reported::new(),
         }
     }
 

@@ -60,6 +60,11 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         quote!(&[#(command_id::#ids),*])
     };
     let (instance_ids, device_ids) = (ids(&instance), ids(&device));
+    let names = |list: &[&Command]| {
+        let names = list.iter().map(|c| snake(c));
+        quote!(&[#(#names),*])
+    };
+    let (instance_names, device_names) = (names(&instance), names(&device));
     let hook_ids = |list: &[&Command]| {
         let consts = list.iter().map(|c| {
             let (name, id) = (format_ident!("{}", snake(c)), format_ident!("{}", c.name));
@@ -74,6 +79,7 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         use vk_generated::command_id;
         use vk_generated::types::*;
         use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
+        use crate::guard::Fallback;
 
         /// The instance-level hookable commands' ids by their hook methods' common suffix
         /// (`enumerate_physical_devices`): how `#[vk_layer::hooks]` names the commands a layer's
@@ -95,10 +101,26 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         pub const INSTANCE_HOOKABLE: &[u16] = #instance_ids;
         /// Device-level commands (first parameter a `VkDevice`, `VkQueue` or `VkCommandBuffer`) with hooks.
         pub const DEVICE_HOOKABLE: &[u16] = #device_ids;
+        /// The hook-method suffixes of [`INSTANCE_HOOKABLE`], in its order: what
+        /// `intercept(prefix_*)` matches.
+        pub const INSTANCE_HOOK_NAMES: &[&str] = #instance_names;
+        /// The hook-method suffixes of [`DEVICE_HOOKABLE`], in its order.
+        pub const DEVICE_HOOK_NAMES: &[&str] = #device_names;
 
-        /// A layer's per-instance object: hooks for the instance-level commands. Every default
-        /// passes the call through unchanged. `pre_call_validate_*` returning `Some(r)` skips the
-        /// call (and the other hooks) and returns `r` to the caller.
+        /// A layer's per-instance object: hooks for the instance-level commands, four per
+        /// command, run in this order by the command's entry point. Every default passes the call
+        /// through unchanged.
+        ///
+        /// - `pre_call_validate_*`: `Some(r)` skips the call (and the other hooks) and returns
+        ///   `r` to the caller;
+        /// - `pre_call_record_*`: before the call goes down;
+        /// - `call_down_*`: the call itself, given what goes down (the first handle, and images and
+        ///   image views among the parameters, already the next level's:
+        ///   [`Layer::unwrap_*`](crate::Layer::unwrap_instance)); the default calls
+        ///   the next level's function with those arguments. A layer that changes what goes down
+        ///   (handles inside structures and arrays unwrapped, a parameter replaced) or answers
+        ///   the call itself implements it; what it returns is the command's result;
+        /// - `post_call_record_*`: after, with the caller's own arguments and the result.
         #[allow(unused_variables)]
         pub trait InstanceHooks: Send + Sync + 'static {
             #(#instance_methods)*
@@ -129,9 +151,10 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         #ffi
         use vk_generated::command_id;
         use vk_generated::types::*;
-        use crate::guard::{guard, Fallback};
+        use crate::guard::guard;
         use crate::hooks::{DeviceHooks, InstanceHooks};
         use crate::state::Registered;
+        use crate::unknown::{parameter_array, refused, unknown};
 
         /// The layer's entry point for a hookable command id, `None` for any other id. A `const
         /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
@@ -147,6 +170,112 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         #(#device_entries)*
     };
     rust_file(reg, "the layer SDK's entry points", tokens)
+}
+
+/// The non-dispatchable handle types a layer can wrap so far, with the `Layer` method that unwraps
+/// one and its `VkObjectType`: the generated entry points unwrap them where a device-level command
+/// takes one by value or an array of them (`const VkImage* pImages` with its `len`). Inside
+/// structures, `pNext` chains and `u64` object handles: not yet (docs/layer-authors.md).
+pub(crate) const WRAPPED_HANDLES: &[(&str, &str, &str)] = &[
+    ("VkImage", "unwrap_image", "IMAGE"),
+    ("VkImageView", "unwrap_image_view", "IMAGE_VIEW"),
+];
+
+/// The statements that unwrap parameter `p` of `c` into `down_<name>`, when it is a wrapped
+/// handle type by value or a `const` array of one with its length parameter.
+fn unwrap_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
+    if let Some(tokens) = unwrap_object_parameter(c, p) {
+        return Some(tokens);
+    }
+    let &(_, unwrap, object_type) = WRAPPED_HANDLES.iter().find(|(ty, ..)| *ty == p.ty.base)?;
+    let (unwrap, object_type) = (format_ident!("{}", unwrap), format_ident!("{}", object_type));
+    let (id, name, down) = (
+        format_ident!("{}", c.name),
+        ident(&p.name),
+        format_ident!("down_{}", p.name),
+    );
+    let refused = quote! {
+        return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, handle.0)
+    };
+    match p.ty.pointers.as_slice() {
+        [] => Some(quote! {
+            let handle = #name;
+            let Some(#down) = L::#unwrap(&state.hooks, handle) else { #refused };
+        }),
+        [true] => {
+            let len = p.len.as_deref()?;
+            let count = c.params.iter().find(|q| q.name == len && q.ty.pointers.is_empty())?;
+            let count = ident(&count.name);
+            let owned = format_ident!("owned_{}", p.name);
+            let given = safety(&format!(
+                "`{}` holds `{len}` handles (valid usage), or is null with none.",
+                p.name
+            ));
+            Some(quote! {
+                // A copy only when a handle changes: the identity unwrap compiles to nothing.
+                let mut #owned = Vec::new();
+                let #down = {
+                    #given
+                    let given = unsafe { parameter_array(#name, #count as usize) };
+                    for (i, &handle) in given.iter().enumerate() {
+                        let Some(inner) = L::#unwrap(&state.hooks, handle) else { #refused };
+                        if inner != handle {
+                            if #owned.is_empty() {
+                                #owned = given.to_vec();
+                            }
+                            #owned[i] = inner;
+                        }
+                    }
+                    if #owned.is_empty() { #name } else { #owned.as_ptr() }
+                };
+            })
+        }
+        _ => None,
+    }
+}
+
+/// The structures that name an object as a `u64` handle beside its `VkObjectType`
+/// (`objectType`, `objectHandle` members), unwrapped in a copy when a command takes one.
+const OBJECT_HANDLE_STRUCTURES: &[&str] = &["VkDebugUtilsObjectNameInfoEXT", "VkDebugUtilsObjectTagInfoEXT"];
+
+/// `u64` object handles (`Layer::unwrap_object`): an `objectHandle` parameter after its
+/// `objectType` (`vkSetPrivateData`), or a structure of [`OBJECT_HANDLE_STRUCTURES`] by pointer
+/// (`vkSetDebugUtilsObjectNameEXT`), copied only when the handle changes.
+fn unwrap_object_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
+    let id = format_ident!("{}", c.name);
+    let (name, down) = (ident(&p.name), format_ident!("down_{}", p.name));
+    if p.name == "objectHandle" && p.ty.base == "uint64_t" && p.ty.pointers.is_empty() {
+        let object_type = c.params.iter().find(|q| q.name == "objectType" && q.ty.base == "VkObjectType")?;
+        let object_type = ident(&object_type.name);
+        return Some(quote! {
+            let Some(#down) = L::unwrap_object(&state.hooks, #object_type, #name) else {
+                return refused::<L, _>(state.messengers(), command_id::#id, #object_type, #name);
+            };
+        });
+    }
+    if !(OBJECT_HANDLE_STRUCTURES.contains(&p.ty.base.as_str()) && p.ty.pointers == [true]) {
+        return None;
+    }
+    let ty = format_ident!("{}", p.ty.base);
+    let copy = format_ident!("copy_{}", p.name);
+    let read = safety(&format!("`{}` is a valid `{}` (valid usage).", p.name, p.ty.base));
+    Some(quote! {
+        let #copy: #ty;
+        let #down: *const #ty = if #name.is_null() {
+            #name
+        } else {
+            #read
+            let info = unsafe { *#name };
+            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
+                None => return refused::<L, _>(state.messengers(), command_id::#id, info.objectType, info.objectHandle),
+                Some(handle) if handle == info.objectHandle => #name,
+                Some(handle) => {
+                    #copy = #ty { objectHandle: handle, ..info };
+                    &#copy
+                }
+            }
+        };
+    })
 }
 
 /// `vkCmdDraw` -> `cmd_draw`.
@@ -171,8 +300,12 @@ fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
         format_ident!("pre_call_record_{}", base),
         format_ident!("post_call_record_{}", base),
     );
+    let call_down = format_ident!("call_down_{}", base);
+    let id = format_ident!("{}", c.name);
+    let args: Vec<_> = c.params.iter().map(|p| ident(&p.name)).collect();
     let params = params(c);
     let result = result_type(c);
+    let returns = (!c.return_type.is_void()).then(|| quote!(-> #result));
     // `void` commands' post-call hooks have no result parameter.
     let result_param = (!c.return_type.is_void()).then(|| quote!(result: #result));
     let name = &c.name;
@@ -181,11 +314,36 @@ fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
         format!("`{name}`: records before the call is passed down."),
         format!("`{name}`: records after the call (and its `result`, if any)."),
     );
+    let doc_call = format!(
+        "`{name}`: the call, with what goes down (the handles the layer unwraps, the first and \
+         images and image views among the parameters, already the next level's); the default \
+         calls the next level's function (the fallback value when it has none)."
+    );
+    let call_contract = safety_doc(&format!(
+        "Called by the layer's entry point with the caller's arguments (valid per `{name}`'s \
+         valid usage), the handles the layer unwraps being the next level's: the default passes \
+         them to the next level's `{name}`. An implementation passes down what the next level \
+         may be given."
+    ));
+    let call = safety(&format!(
+        "the next level's `{name}`, from the table its `vkGet*ProcAddr` filled, with the \
+         arguments the entry point received (valid per the command's valid usage, the handles \
+         the layer unwraps the next level's own), per this method's contract."
+    ));
     quote! {
         #[doc = #doc_validate]
         fn #validate(&self, next: &#table, #(#params),*) -> Option<#result> { None }
         #[doc = #doc_pre]
         fn #pre(&self, next: &#table, #(#params),*) {}
+        #[doc = #doc_call]
+        #[doc = ""]
+        #call_contract
+        #[inline(always)]
+        unsafe fn #call_down(&self, next: &#table, #(#params),*) #returns {
+            let Some(f) = next.#id else { return Fallback::fallback() };
+            #call
+            unsafe { f(#(#args),*) }
+        }
         #[doc = #doc_post]
         fn #post(&self, next: &#table, #(#params,)* #result_param) {}
     }
@@ -201,9 +359,10 @@ fn params(c: &Command) -> Vec<TokenStream> {
 fn entry(c: &Command, level: TokenStream) -> TokenStream {
     let id = format_ident!("{}", c.name);
     let base = snake(c);
-    let (validate, pre, post) = (
+    let (validate, pre, call_down, post) = (
         format_ident!("pre_call_validate_{}", base),
         format_ident!("pre_call_record_{}", base),
+        format_ident!("call_down_{}", base),
         format_ident!("post_call_record_{}", base),
     );
     let params = params(c);
@@ -216,46 +375,58 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         quote!(-> #r)
     };
     // A wrapping layer's dispatchable handles go down as the next level's (`Layer::unwrap_*`: the
-    // identity, compiled away, for the others); the hooks see the caller's.
-    let unwrap = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
-        ("VkInstance", true) => Some(quote!(unwrap_instance)),
-        ("VkPhysicalDevice", true) => Some(quote!(unwrap_physical_device)),
-        ("VkDevice", true) => Some(quote!(unwrap_device)),
-        ("VkQueue", true) => Some(quote!(unwrap_queue)),
-        ("VkCommandBuffer", true) => Some(quote!(unwrap_command_buffer)),
-        _ => None,
+    // identity, compiled away, for the others); the hooks but `call_down_*` see the caller's.
+    let (unwrap, object_type) = match (c.params[0].ty.base.as_str(), c.params[0].ty.pointers.is_empty()) {
+        ("VkInstance", true) => (Some(quote!(unwrap_instance)), quote!(INSTANCE)),
+        ("VkPhysicalDevice", true) => (Some(quote!(unwrap_physical_device)), quote!(PHYSICAL_DEVICE)),
+        ("VkDevice", true) => (Some(quote!(unwrap_device)), quote!(DEVICE)),
+        ("VkQueue", true) => (Some(quote!(unwrap_queue)), quote!(QUEUE)),
+        ("VkCommandBuffer", true) => (Some(quote!(unwrap_command_buffer)), quote!(COMMAND_BUFFER)),
+        _ => (None, quote!(UNKNOWN)),
     };
-    let (unwrapped, down_args) = match unwrap {
-        Some(unwrap) => {
-            let rest = &args[1..];
-            (
-                quote! {
-                    let Some(down) = L::#unwrap(&state.hooks, #first) else { return Fallback::fallback() };
-                },
-                quote!(down, #(#rest),*),
-            )
+    let (unwrapped, mut down_args) = match unwrap {
+        Some(unwrap) => (
+            quote! {
+                let Some(down) = L::#unwrap(&state.hooks, #first) else {
+                    return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, #first.0 as u64);
+                };
+            },
+            std::iter::once(quote!(down)).chain(args[1..].iter().map(|a| quote!(#a))).collect(),
+        ),
+        None => (quote!(), args.iter().map(|a| quote!(#a)).collect::<Vec<_>>()),
+    };
+    // The wrapped non-dispatchable handles among the other parameters go down as the next
+    // level's too (device-level commands: the layer's device object unwraps them).
+    let mut unwrapped = unwrapped;
+    if level.to_string() == "device" {
+        for (i, p) in c.params.iter().enumerate().skip(1) {
+            if let Some(tokens) = unwrap_parameter(c, p) {
+                unwrapped.extend(tokens);
+                let down = format_ident!("down_{}", p.name);
+                down_args[i] = quote!(#down);
+            }
         }
-        None => (quote!(), quote!(#(#args),*)),
-    };
+    }
+    let down_args = quote!(#(#down_args),*);
     let name = &c.name;
     let first_name = &c.params[0].name;
     let call = safety(&format!(
-        "the next level's `{name}`, from the table its `vkGet*ProcAddr` filled when this \
-         {level} was created, called with the caller's arguments (valid per the command's valid \
-         usage) and the next level's own handle."
+        "the layer's `call_down_{base}`, whose contract is the command's own: the caller's \
+         arguments (valid per the command's valid usage) with the next level's handles where \
+         the layer unwraps them."
     ));
     let call_and_post = if c.return_type.is_void() {
         quote! {
             #unwrapped
             #call
-            unsafe { next(#down_args) };
+            unsafe { state.hooks.#call_down(&state.next, #down_args) };
             state.hooks.#post(&state.next, #(#args),*);
         }
     } else {
         quote! {
             #unwrapped
             #call
-            let result = unsafe { next(#down_args) };
+            let result = unsafe { state.hooks.#call_down(&state.next, #down_args) };
             state.hooks.#post(&state.next, #(#args,)* result);
             result
         }
@@ -263,8 +434,9 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
     let doc = format!("{} through the layer's hooks.", spec_link(name));
     let contract = safety_doc(&format!(
         "The arguments are valid as `{name}`'s valid usage says: `{first_name}` is a live \
-         dispatchable handle of a chain this layer is in. A handle the layer does not know, or a \
-         panic in its hooks, returns the command's fallback value."
+         dispatchable handle of a chain this layer is in. A handle the layer does not know \
+         (reported once per command) or a panic in its hooks returns the command's fallback \
+         value."
     ));
     let state = safety(&format!(
         "`{first_name}` is a live dispatchable handle (valid usage): its first word, the loader's \
@@ -277,12 +449,13 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         unsafe extern "system" fn #id<L: Registered>(#(#params),*) #ret {
             guard(|| {
                 #state
-                let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else { return Fallback::fallback() };
+                let Some(state) = (unsafe { L::chassis().#level(#first.0) }) else {
+                    return unknown::<L, _>(command_id::#id, VkObjectType::#object_type, #first.0 as u64);
+                };
                 if let Some(result) = state.hooks.#validate(&state.next, #(#args),*) {
                     return result;
                 }
                 state.hooks.#pre(&state.next, #(#args),*);
-                let Some(next) = state.next.#id else { return Fallback::fallback() };
                 #call_and_post
             })
         }

@@ -17,10 +17,14 @@
 //!
 //! A run is a child process: this test binary again, running [`child_entry!`]'s test with the
 //! script in its environment, because the loader reads the environment once per process and
-//! keeps the libraries it opens. The child loads the loader [`loader_library`] names (the Rust
-//! loader's `libvulkan.so` where the test's package builds it beside the test, else the system's
-//! `libvulkan.so.1`), which finds the test driver and the layers through `VK_DRIVER_FILES` and `VK_LAYER_PATH` in the
-//! run's directory; the host's `VK_*` variables are not passed on. The child creates an instance
+//! keeps the libraries it opens. The child loads the loader [`Harness::loader`] names, else the
+//! one [`loader_library`] names (the Rust loader's `libvulkan.so` where the test's package builds
+//! it beside the test, else the system's `libvulkan.so.1`); [`Run::loader`] says which. The loader
+//! finds the test driver and the layers through `VK_DRIVER_FILES` and `VK_LAYER_PATH` in the run's
+//! directory; the host's `VK_*` variables are not passed on, and its implicit layers are kept out
+//! (`VK_IMPLICIT_LAYER_PATH` and the XDG directories point into the run's directory, which older
+//! loaders that ignore the variable also read; only `/etc/vulkan/implicit_layer.d` cannot be
+//! moved). The child creates an instance
 //! with the layers enabled (the application's `VkLayerSettingsCreateInfoEXT` and a messenger
 //! chained at creation when asked), lists the physical devices, creates a device on the first and
 //! records draws into a command buffer when asked, and destroys everything. Its stdout has one
@@ -56,6 +60,7 @@ pub struct Harness {
     dir: PathBuf,
     layer_paths: Vec<PathBuf>,
     enabled: Vec<String>,
+    loader: Option<String>,
     env: Vec<(String, String)>,
     script: child::Script,
 }
@@ -69,6 +74,8 @@ pub struct Run {
     pub stdout: String,
     /// The child's standard error: the loader's and the layers' logs, a panic's message.
     pub stderr: String,
+    /// The Vulkan loader the child loaded: [`Harness::loader`]'s, else [`loader_library`]'s.
+    pub loader: String,
 }
 
 impl Run {
@@ -99,6 +106,7 @@ impl Harness {
             dir,
             layer_paths: Vec::new(),
             enabled: Vec::new(),
+            loader: None,
             env: Vec::new(),
             script: child::Script::default(),
         }
@@ -140,6 +148,13 @@ impl Harness {
     pub fn installed(mut self, dir: &Path, name: &str) -> Harness {
         self.layer_paths.push(dir.to_path_buf());
         self.enabled.push(name.to_string());
+        self
+    }
+
+    /// Runs through this Vulkan loader (a path to its library, or a name the dynamic linker
+    /// finds: `libvulkan.so.1`, the system's) instead of [`loader_library`]'s choice.
+    pub fn loader(mut self, library: impl Into<String>) -> Harness {
+        self.loader = Some(library.into());
         self
     }
 
@@ -187,7 +202,7 @@ impl Harness {
         let joined = std::env::join_paths(&layer_path).expect("layer directories");
         let mut script = self.script.clone();
         script.layers = self.enabled.clone();
-        script.loader = loader_library();
+        script.loader = self.loader.clone().unwrap_or_else(loader_library);
 
         let mut cmd = Command::new(std::env::current_exe().expect("the test binary"));
         cmd.args([
@@ -204,12 +219,22 @@ impl Harness {
         cmd.env(SCRIPT, script.encode())
             .env("VK_DRIVER_FILES", &driver)
             .env("VK_LAYER_PATH", joined)
+            // No implicit layer of the host's: newer loaders read only this variable's
+            // directories for them; older ones (Debian 12's 1.3.239) ignore it and search the XDG
+            // directories, which point into the run's directory too. Only the loader's own
+            // configuration directory (`/etc/vulkan/implicit_layer.d`) cannot be moved.
             .env(
                 "VK_IMPLICIT_LAYER_PATH",
                 self.dir.join("no-implicit-layers"),
             )
-            // No Vulkan Configurator settings file of the host's.
-            .env("XDG_DATA_HOME", self.dir.join("xdg"));
+            // No Vulkan Configurator settings file of the host's, no manifest from the host's
+            // data and configuration directories.
+            .env("XDG_DATA_HOME", self.dir.join("xdg"))
+            .env("XDG_DATA_DIRS", self.dir.join("xdg"))
+            .env("XDG_CONFIG_HOME", self.dir.join("xdg"))
+            .env("XDG_CONFIG_DIRS", self.dir.join("xdg"))
+            // Nor the host's caches (the Rust loader's driver cache).
+            .env("XDG_CACHE_HOME", self.dir.join("xdg").join("cache"));
         for (name, value) in &self.env {
             cmd.env(name, value);
         }
@@ -218,6 +243,7 @@ impl Harness {
             success: out.status.success(),
             stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+            loader: script.loader,
         }
     }
 }

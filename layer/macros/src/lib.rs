@@ -4,7 +4,10 @@
 //! hook installed: the list cannot be forgotten or disagree with the code.
 //!
 //! `#[vk_layer::hooks(intercept(cmd_a, cmd_b))]` also routes commands without hook methods through
-//! the layer (a handle-wrapping layer's unwrapping).
+//! the layer (a handle-wrapping layer's unwrapping); `intercept(cmd_*)` every hookable command of
+//! the level whose hook-method suffix starts with `cmd_` (a family: `cmd_*`, `queue_*`,
+//! `get_physical_device_*`), `intercept(*)` every one of the level. A family that names no command
+//! fails to compile.
 //!
 //! Method names map to command ids through the generated `vk_layer::instance_hook_ids` /
 //! `device_hook_ids` constants, so a name that is no hook of that level fails to compile.
@@ -14,9 +17,10 @@
 use proc_macro::{Delimiter, Group, Ident, Punct, Spacing, Span, TokenStream, TokenTree};
 
 /// The prefixes of hook methods; what follows is the command's snake-case name.
-const PREFIXES: [&str; 3] = [
+const PREFIXES: [&str; 4] = [
     "pre_call_validate_",
     "pre_call_record_",
+    "call_down_",
     "post_call_record_",
 ];
 
@@ -65,15 +69,16 @@ fn expand(attr: TokenStream, item: TokenStream) -> Result<TokenStream, Error> {
     let mut commands: Vec<(String, Span)> = Vec::new();
     for (name, span) in method_names(body) {
         let Some(command) = PREFIXES.iter().find_map(|p| name.strip_prefix(p)) else {
-            return Err((span, format!("`{name}` is not a hook method (pre_call_validate_*, pre_call_record_*, post_call_record_*)")));
+            return Err((span, format!("`{name}` is not a hook method (pre_call_validate_*, pre_call_record_*, call_down_*, post_call_record_*)")));
         };
         push_unique(&mut commands, command.to_string(), span);
     }
-    for (name, span) in intercepted(attr)? {
+    let (listed, families) = intercepted(attr)?;
+    for (name, span) in listed {
         push_unique(&mut commands, name, span);
     }
     Ok(implementation(
-        header, generics, for_at, level, hooked, &commands,
+        header, generics, for_at, level, hooked, &commands, &families,
     ))
 }
 
@@ -141,32 +146,49 @@ fn method_names(body: &Group) -> Vec<(String, Span)> {
         .collect()
 }
 
-/// The names in `intercept(a, b, ...)`, the attribute's one optional argument.
-fn intercepted(attr: TokenStream) -> Result<Vec<(String, Span)>, Error> {
+/// The commands `intercept(...)` lists (with their spans) and its families' prefixes.
+type Intercepted = (Vec<(String, Span)>, Vec<String>);
+
+/// The names in `intercept(a, b, ...)`, the attribute's one optional argument, and its families
+/// (`prefix*`; `*` and `all` are the empty prefix).
+fn intercepted(attr: TokenStream) -> Result<Intercepted, Error> {
     let tokens: Vec<TokenTree> = attr.into_iter().collect();
-    match tokens.as_slice() {
-        [] => Ok(Vec::new()),
+    let group = match tokens.as_slice() {
+        [] => return Ok((Vec::new(), Vec::new())),
         [TokenTree::Ident(i), TokenTree::Group(g)]
             if i.to_string() == "intercept" && g.delimiter() == Delimiter::Parenthesis =>
         {
-            g.stream()
-                .into_iter()
-                .filter(|t| !matches!(t, TokenTree::Punct(p) if p.as_char() == ','))
-                .map(|t| match t {
-                    TokenTree::Ident(name) => Ok((name.to_string(), name.span())),
-                    other => Err((
-                        other.span(),
-                        "intercept(...) lists commands as `cmd_draw`, `enumerate_physical_devices`"
-                            .into(),
-                    )),
-                })
-                .collect()
+            g
         }
-        _ => Err((
-            tokens[0].span(),
-            "the only argument is `intercept(command, ...)`".into(),
-        )),
+        _ => {
+            return Err((
+                tokens[0].span(),
+                "the only argument is `intercept(command, family_*, ...)`".into(),
+            ))
+        }
+    };
+    let (mut listed, mut families) = (Vec::new(), Vec::new());
+    let items: Vec<TokenTree> = group.stream().into_iter().collect();
+    for item in items.split(|t| matches!(t, TokenTree::Punct(p) if p.as_char() == ',')) {
+        match item {
+            [] => {}
+            [TokenTree::Ident(all)] if all.to_string() == "all" => families.push(String::new()),
+            [TokenTree::Ident(name)] => listed.push((name.to_string(), name.span())),
+            [TokenTree::Punct(star)] if star.as_char() == '*' => families.push(String::new()),
+            [TokenTree::Ident(prefix), TokenTree::Punct(star)] if star.as_char() == '*' => {
+                families.push(prefix.to_string())
+            }
+            [first, ..] => {
+                return Err((
+                    first.span(),
+                    "intercept(...) lists commands as `cmd_draw`, `enumerate_physical_devices`, \
+                     families as `cmd_*`, every command as `*`"
+                        .into(),
+                ))
+            }
+        }
     }
+    Ok((listed, families))
 }
 
 fn push_unique(commands: &mut Vec<(String, Span)>, name: String, span: Span) {
@@ -183,6 +205,7 @@ fn implementation(
     level: &str,
     hooked: &str,
     commands: &[(String, Span)],
+    families: &[String],
 ) -> TokenStream {
     let mut out: Vec<TokenTree> = vec![ident("unsafe"), ident("impl")];
     out.extend(header[generics].iter().cloned());
@@ -210,17 +233,45 @@ fn implementation(
         ident("u16").into(),
     )));
     item.push(punct('=', Spacing::Alone));
-    item.push(punct('&', Spacing::Alone));
-    item.push(TokenTree::Group(Group::new(
-        Delimiter::Bracket,
-        ids.into_iter().collect(),
-    )));
+    let ids = TokenTree::Group(Group::new(Delimiter::Bracket, ids.into_iter().collect()));
+    if families.is_empty() {
+        item.push(punct('&', Spacing::Alone));
+        item.push(ids);
+    } else {
+        // The hookable commands of the level, filtered at compile time.
+        let (all, names) = match level {
+            "instance_hook_ids" => ("INSTANCE_HOOKABLE", "INSTANCE_HOOK_NAMES"),
+            _ => ("DEVICE_HOOKABLE", "DEVICE_HOOK_NAMES"),
+        };
+        let families: Vec<String> = families.iter().map(|f| format!("{f:?}")).collect();
+        let mut block: Vec<TokenTree> = parse("const LISTED: &[u16] = &");
+        block.push(ids);
+        block.extend(parse(&format!(
+            "; const FAMILIES: &[&str] = &[{families}]; \
+             const N: usize = ::vk_layer::selected_hooks_len(::vk_layer::{all}, ::vk_layer::{names}, LISTED, FAMILIES); \
+             const IDS: [u16; N] = ::vk_layer::selected_hooks::<N>(::vk_layer::{all}, ::vk_layer::{names}, LISTED, FAMILIES); \
+             &IDS",
+            families = families.join(", "),
+        )));
+        item.push(TokenTree::Group(Group::new(
+            Delimiter::Brace,
+            block.into_iter().collect(),
+        )));
+    }
     item.push(punct(';', Spacing::Alone));
     out.push(TokenTree::Group(Group::new(
         Delimiter::Brace,
         item.into_iter().collect(),
     )));
     out.into_iter().collect()
+}
+
+/// Tokens of fixed text (balanced, written here).
+fn parse(text: &str) -> Vec<TokenTree> {
+    text.parse::<TokenStream>()
+        .expect("the macro's own tokens")
+        .into_iter()
+        .collect()
 }
 
 fn ident(name: &str) -> TokenTree {

@@ -85,3 +85,51 @@ fn the_readme_example_is_this_layer() {
         "docs/layer-authors.md's example and tests/sdk-draw-count-layer/src/lib.rs differ"
     );
 }
+
+/// The loader a run goes through is the one chosen and the one reported, ours or the system's
+/// (the Khronos loader, Debian 12's 1.3.239 where that is installed, which ignores
+/// `VK_IMPLICIT_LAYER_PATH`): in both, no implicit layer of the host's enters the run, and the
+/// messenger hears the loaders' own information but no warning or error.
+#[test]
+fn the_loader_is_chosen_and_the_hosts_implicit_layers_stay_out() {
+    let ours = vk_layer_harness::loader_library();
+    for (name, loader) in [("ours", ours.as_str()), ("system", "libvulkan.so.1")] {
+        let run = Harness::new(format!(
+            "{}/harness-sdk-loader-{name}",
+            env!("CARGO_TARGET_TMPDIR")
+        ))
+        .loader(loader)
+        .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+        .messenger()
+        .env("VK_LOADER_DEBUG", "layer")
+        .device(2)
+        .run();
+        assert_eq!(run.loader, loader);
+        assert!(
+            run.success && run.did("draws 2"),
+            "{name}:\n{}\n{}",
+            run.stdout,
+            run.stderr
+        );
+        let inserted: Vec<&str> = run
+            .stderr
+            .lines()
+            .filter(|l| l.contains("Insert instance layer") || l.contains("Insert device layer"))
+            .collect();
+        assert!(
+            !inserted.is_empty()
+                && inserted
+                    .iter()
+                    .all(|l| l.contains("\"VK_LAYER_TEST_sdk_draw_count\"")),
+            "{name}: {inserted:#?}"
+        );
+        // The messenger hears every severity: the loaders' information, but nothing worse.
+        let messages = run.messages();
+        assert!(
+            messages
+                .iter()
+                .all(|m| m.starts_with("info ") || m.starts_with("verbose ")),
+            "{name}: {messages:#?}"
+        );
+    }
+}
