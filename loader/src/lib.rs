@@ -15,6 +15,7 @@ pub mod reference;
 mod debug;
 mod platform;
 mod ffi;
+mod given;
 mod handles;
 mod loader_abi;
 mod manifest;

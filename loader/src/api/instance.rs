@@ -10,6 +10,8 @@ use crate::debug::log::{self, Level};
 use crate::debug::messengers;
 use crate::ffi::name_of;
 use crate::ffi;
+use crate::given::allocator::Allocator;
+use crate::given::instance_create_info::InstanceCreateInfo;
 use crate::object::instance::Instance;
 use crate::plan;
 use crate::platform::host_alloc::AllocatorScope;
@@ -268,7 +270,8 @@ unsafe fn create_instance(
         return created.map(|()| instance);
     }
     // SAFETY: the caller's create info and allocator (this function's contract).
-    unsafe { create_drivers(&mut instance, info, allocator, &[]) }?;
+    let (info, allocator) = unsafe { (InstanceCreateInfo::new(info), Allocator::new(allocator)) };
+    create_drivers(&mut instance, info, allocator, &[])?;
     Ok(instance)
 }
 

@@ -10,8 +10,10 @@ use std::ffi::{c_char, c_void, CStr};
 use vk_generated::layer_abi::*;
 use vk_generated::types::*;
 
-use crate::chain::device::NewDeviceData;
-use crate::chain::{device, physical_devices};
+use crate::given::allocator::Allocator;
+use crate::given::device_create_info::DeviceCreateInfo;
+use crate::object::device::NewDeviceData;
+use crate::chain::device;
 use crate::debug::log::{self, Level};
 use crate::ffi::skip_loader_structs;
 use crate::ffi;
@@ -140,7 +142,7 @@ unsafe fn create_device_chain(
     };
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
-    let mut data = NewDeviceData::new(top_gdpa);
+    let mut data = NewDeviceData::new(top_gdpa, crate::dispatch::unknown::device_slots());
     PENDING_DEVICE.with(|p| p.set(data.as_ptr()));
     let mut device = VkDevice::NULL;
     // SAFETY: the top of the chain's vkCreateDevice with a physical device it returned; the
@@ -206,7 +208,7 @@ pub(crate) unsafe extern "system" fn layer_create_device(
         }
         let (owner, handle) = if instance.is_null() {
             // SAFETY: the contract: a physical device the application was given.
-            unsafe { (physical_devices::instance_of(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice)) }
+            unsafe { (Instance::of_physical_device(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice)) }
         } else {
             // SAFETY: the contract: the loader's instance.
             (unsafe { Instance::from_handle(instance) }, physicalDevice)
@@ -300,10 +302,13 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
             names.into_iter().filter(|name| supported.iter().any(|p| ffi::name_of(p) == name.to_bytes())).map(CStr::as_ptr).collect();
         info.enabledExtensionCount = requested.len() as u32;
         info.ppEnabledExtensionNames = requested.as_ptr();
-        // SAFETY: the application's create info with its loader structures skipped and the
-        // extension list replaced by one of this function's (`requested`, whose names are the
-        // application's); the contract for the allocator.
-        match unsafe { device::create_on_driver(pd, &info, pAllocator) } {
+        // SAFETY: the application's create info with its loader structures skipped, no layer names
+        // and the extension list replaced by one of this function's (`requested`, whose names are
+        // the application's): valid as the contract says, for as long as `requested` lives.
+        let info = unsafe { DeviceCreateInfo::new(&info) };
+        // SAFETY: the contract for the allocator.
+        let allocator = unsafe { Allocator::new(pAllocator) };
+        match device::create_on_driver(pd, info, allocator) {
             Ok(created) => {
                 let device = created.device;
                 // The driver's device points to the pending data, which `create_device_chain` owns.
@@ -314,8 +319,7 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
                 created.describe(data);
                 // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
                 let mut driver_table = device.table();
-                // SAFETY: a live loader physical device, its instance NULL or live.
-                data.debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd) };
+                data.debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd);
                 data.wsi = crate::object::device::DeviceWsi::install(&mut driver_table, pd);
                 // SAFETY: the contract: non-NULL, valid for writing a handle.
                 unsafe { *pDevice = device.handle() };
