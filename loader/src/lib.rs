@@ -14,6 +14,7 @@ pub mod reference;
 #[macro_use]
 mod debug;
 mod platform;
+mod app_callbacks;
 mod ffi;
 mod given;
 mod handles;

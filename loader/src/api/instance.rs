@@ -149,8 +149,9 @@ unsafe extern "system" fn terminator_EnumerateInstanceVersion(
 /// # Safety
 /// Vulkan's valid usage: `pCreateInfo` a valid structure (its application info NULL or valid
 /// with NULL or NUL-terminated names, its arrays valid for their counts, its names
-/// NUL-terminated, its chain valid); `pAllocator` NULL or valid callbacks, callable until the
-/// instance is destroyed; `pInstance` valid for writing a handle. Checked anyway: a NULL
+/// NUL-terminated, its chain valid, the callbacks of its chained debug messengers callable until
+/// the instance is destroyed); `pAllocator` NULL or valid callbacks, callable until the instance
+/// is destroyed; `pInstance` valid for writing a handle. Checked anyway: a NULL
 /// `pCreateInfo` or `pInstance` (`VK_ERROR_INITIALIZATION_FAILED`), a NULL name array with a
 /// count, NULL names (skipped). What the application passed is not written.
 pub unsafe extern "system" fn vkCreateInstance(
@@ -170,8 +171,9 @@ pub unsafe extern "system" fn vkCreateInstance(
         let _settings = crate::manifest::settings::OneLook::enter();
         let explain_file = plan::document::requested_file();
         let recording = explain_file.is_some().then(plan::Recording::start);
-        // SAFETY: the create info's valid chain (this function's contract).
-        let creation_callbacks = unsafe { messengers::callbacks_in_chain(info.pNext) };
+        // SAFETY: the valid create info, its messengers' callbacks callable until the instance is
+        // destroyed (this function's contract).
+        let creation_callbacks = unsafe { InstanceCreateInfo::new(info) }.debug_callbacks();
         let _scope = messengers::Scope::enter(creation_callbacks.clone());
         // SAFETY: the valid create info and callbacks (this function's contract).
         let (result, created) = match unsafe { create_instance(info, pAllocator, creation_callbacks) } {

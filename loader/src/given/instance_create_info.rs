@@ -6,6 +6,8 @@ use std::ffi::CStr;
 use vk_generated::types::*;
 use vk_generated::TaggedStruct;
 
+use crate::app_callbacks::{ReportFunction, UtilsFunction};
+use crate::debug::messengers::Callback;
 use crate::ffi;
 
 /// A valid `VkInstanceCreateInfo`, for `'a`.
@@ -29,7 +31,8 @@ impl<'a> InstanceCreateInfo<'a> {
     /// `pApplicationInfo` NULL or valid, its names NULL or NUL-terminated; the layer and extension
     /// names valid for their counts, each NULL or NUL-terminated; the `pNext` chain NULL-terminated,
     /// each element a valid structure of the type its `sType` names (its own arrays valid for
-    /// their counts).
+    /// their counts), the functions of its debug messengers and report callbacks callable with
+    /// their user data until the instance is destroyed (they hear `vkDestroyInstance` too).
     pub unsafe fn new(raw: &'a VkInstanceCreateInfo) -> InstanceCreateInfo<'a> {
         InstanceCreateInfo { raw }
     }
@@ -63,6 +66,32 @@ impl<'a> InstanceCreateInfo<'a> {
     pub fn extension_names(self) -> Vec<&'a CStr> {
         // SAFETY: `new`'s contract: the array valid for its count, each entry NULL or NUL-terminated.
         unsafe { ffi::names(self.raw.ppEnabledExtensionNames, self.raw.enabledExtensionCount) }
+    }
+
+    /// The debug messengers and report callbacks chained to the create info, in order.
+    pub fn debug_callbacks(self) -> Vec<Callback> {
+        // SAFETY: `new`'s contract: a valid chain, whose elements live for `'a`.
+        let elements = unsafe { vk_generated::chain_elements(self.raw.pNext) };
+        elements
+            .filter_map(|(s_type, element)| match s_type {
+                VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
+                    // SAFETY: an element of a valid chain whose `sType` names this structure, with
+                    // a callback callable until the instance is destroyed (`new`'s contract).
+                    let info = unsafe { &*element.cast::<VkDebugUtilsMessengerCreateInfoEXT>() };
+                    // SAFETY: as above.
+                    let callback = unsafe { UtilsFunction::new(info.pfnUserCallback, info.pUserData) };
+                    Some(Callback::Utils { severity: info.messageSeverity, types: info.messageType, callback })
+                }
+                VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
+                    // SAFETY: as above, for this structure.
+                    let info = unsafe { &*element.cast::<VkDebugReportCallbackCreateInfoEXT>() };
+                    // SAFETY: as above.
+                    let callback = unsafe { ReportFunction::new(info.pfnCallback, info.pUserData) };
+                    Some(Callback::Report { flags: info.flags, callback })
+                }
+                _ => None,
+            })
+            .collect()
     }
 
     /// The first structure of type `T` in the `pNext` chain.
