@@ -16,6 +16,7 @@ mod debug;
 mod platform;
 mod app_callbacks;
 mod ffi;
+mod plain;
 mod given;
 mod handles;
 mod loader_abi;
