@@ -30,10 +30,10 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        // SAFETY: the caller's arguments, as this function's contract; the terminator is the
-        // loader's own.
+        // SAFETY: the caller's arguments, as this function's contract; the command's own
+        // interceptors; the terminator is the loader's own.
         unsafe {
-            crate::chain::pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
+            crate::load::pre_instance::extension_properties(crate::chain::pre_instance::of_extension_properties(), pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
                 .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
         }
     })
@@ -85,10 +85,10 @@ pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        // SAFETY: the caller's arguments, as this function's contract; the terminator is the
-        // loader's own.
+        // SAFETY: the caller's arguments, as this function's contract; the command's own
+        // interceptors; the terminator is the loader's own.
         unsafe {
-            crate::chain::pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
+            crate::load::pre_instance::layer_properties(crate::chain::pre_instance::of_layer_properties(), pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
                 .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
         }
     })
@@ -119,9 +119,10 @@ unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
     ffi::guard("vkEnumerateInstanceVersion", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        // SAFETY: the caller's output, as this function's contract; the terminator is the loader's own.
+        // SAFETY: the caller's output, as this function's contract; the command's own interceptors;
+        // the terminator is the loader's own.
         unsafe {
-            crate::chain::pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
+            crate::load::pre_instance::version(crate::chain::pre_instance::of_version(), pApiVersion, terminator_EnumerateInstanceVersion)
                 .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
         }
     })
