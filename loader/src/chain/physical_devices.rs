@@ -448,8 +448,7 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
 
 /// Whether a driver's physical device supports `VK_EXT_pci_bus_info`.
 fn has_pci_bus_info(device: PhysicalDeviceCalls) -> bool {
-    // SAFETY: a handle the driver (or the lazy driver standing for it) reported.
-    if let Some(recorded) = unsafe { crate::lazy::recorded_pci_bus_info(device.handle()) } {
+    if let Some(recorded) = crate::lazy::recorded_pci_bus_info(device) {
         return recorded;
     }
     let extensions = device.extensions().unwrap_or_default();

@@ -382,15 +382,13 @@ pub struct RecordedExtensions {
     pub pci_bus_info: bool,
 }
 
-/// Whether the device behind `handle`, a placeholder of a driver not loaded, has
-/// [`PCI_BUS_INFO`] by its record (read in place once); `None` for any other handle or a record
-/// without the list (the caller asks through the dispatch table then).
-///
-/// # Safety
-/// As [`resolve`].
-pub unsafe fn recorded_pci_bus_info(handle: VkPhysicalDevice) -> Option<bool> {
-    let (lazy, index) = lazy_device(handle, false)?;
-    // SAFETY: a listed lazy driver, kept alive by the caller's instance.
+/// Whether `device`, a placeholder of a driver not loaded, has [`PCI_BUS_INFO`] by its record
+/// (read in place once); `None` for any other device or a record without the list (the caller
+/// asks through the dispatch table then).
+pub fn recorded_pci_bus_info(device: PhysicalDeviceCalls) -> Option<bool> {
+    let (lazy, index) = lazy_device(device.handle(), false)?;
+    // SAFETY: a listed lazy driver whose placeholder `device` is: the placeholders live in the
+    // lazy driver, and `device` is live for as long as it is used (`PhysicalDeviceCalls`).
     let lazy = unsafe { &*lazy };
     // Loaded, or failed to be (its devices then fail every query): not answered here.
     if lazy.live.get().is_some() {
