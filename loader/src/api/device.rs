@@ -9,6 +9,7 @@ use crate::chain::device::{beyond_core_version, create_without_layers, warn_abou
 use crate::given::allocator::Allocator;
 use crate::given::device_create_info::DeviceCreateInfo;
 use crate::object::device_creation::ToLayers;
+use crate::object::handed_out::HandedOutPhysicalDevice;
 use crate::object::instance::PhysicalDevice;
 use crate::debug::log::Level;
 use crate::ffi;
@@ -66,11 +67,19 @@ pub unsafe extern "system" fn vkCreateDevice(
         let memory = unsafe { AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE) };
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
-            // SAFETY: the create info as the top layer must see it (its group names what the layers
-            // returned); the caller's allocator and output (this function's contract).
-            Some(layers) => info.with_group_mapped(&ToLayers, |info| unsafe {
-                crate::chain::device_layers::create_device(instance, layers, physicalDevice, info.raw(), pAllocator, pDevice)
-            }),
+            Some(_) => {
+                // SAFETY: a physical device this loader handed out, of a live instance (this
+                // function's contract).
+                let pd = unsafe { HandedOutPhysicalDevice::new(physicalDevice) };
+                info.with_group_mapped(&ToLayers, |info| match crate::chain::device_layers::create_device(pd, info, allocator) {
+                    Ok(device) => {
+                        // SAFETY: valid for writing a handle (this function's contract).
+                        unsafe { pDevice.write(device) };
+                        VkResult::SUCCESS
+                    }
+                    Err(result) => result,
+                })
+            }
             None => {
                 // SAFETY: a physical device of this loader (this function's contract), terminator-level
                 // (the instance has no layers).

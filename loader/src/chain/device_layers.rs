@@ -12,6 +12,7 @@ use vk_generated::types::*;
 
 use crate::given::allocator::Allocator;
 use crate::given::device_create_info::DeviceCreateInfo;
+use crate::object::handed_out::HandedOutPhysicalDevice;
 use crate::object::device::NewDeviceData;
 use crate::chain::device;
 use crate::debug::log::{self, Level};
@@ -21,7 +22,6 @@ use crate::load::calls::DeviceCalls;
 use crate::load::layer::{Gdpa, Gipa, LoadedLayer};
 use crate::object::device::DeviceData;
 use crate::object::instance::{Instance, PhysicalDevice};
-use crate::object::layers::InstanceLayers;
 
 thread_local! {
     /// The device data being created, for the terminator of `vkCreateDevice` (layers call down on
@@ -50,42 +50,28 @@ unsafe extern "system" fn set_device_loader_data(device: VkDevice, object: *mut 
 }
 
 /// `vkCreateDevice` with layers: `VkLayerDeviceCreateInfo` links through every layer that has a
-/// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`].
-///
-/// # Safety
-/// Vulkan's valid usage of `vkCreateDevice`: `physical_device` a physical device this loader
-/// handed out on `instance`, whose layer chain is `chain`; `info` a valid create info (its arrays
-/// valid for their counts, its names NUL-terminated, its chain valid, a device group naming the
-/// handles the top layer knows); `allocator` NULL or valid callbacks; `pDevice` valid for writing
-/// a handle.
-pub unsafe fn create_device(
-    instance: &Instance,
-    chain: &InstanceLayers,
-    physical_device: VkPhysicalDevice,
-    info: &VkDeviceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
-    pDevice: *mut VkDevice,
-) -> VkResult {
+/// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`]. `pd` is the application's
+/// physical device, of an instance with layers (`VK_ERROR_INITIALIZATION_FAILED` otherwise);
+/// `info` the create info as the top layer must see it (its device group naming the handles that
+/// layer returned).
+pub fn create_device(pd: HandedOutPhysicalDevice, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<VkDevice, VkResult> {
+    let Some((instance, chain)) = pd.instance().and_then(|i| Some((i, i.layers.as_deref()?))) else {
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    };
     let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).collect();
     if log::enabled(Level::Layer) {
         let names: Vec<&str> = chain.layers.iter().filter(|l| l.loaded.gdpa.is_some()).map(|l| l.manifest.name.as_str()).collect();
         log!(Level::Layer, "device layer chain, application first: {} -> driver", names.join(" -> "));
     }
-    // SAFETY: the caller's promise: a physical device this loader handed out.
-    let top_handle = unsafe { crate::loader_abi::unwrap_physical_device(physical_device) };
-    // SAFETY: the chain's terminator and the instance handle its top layer knows; the caller's
-    // promise for the rest.
-    match unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info, allocator) } {
-        Ok((device, mut data)) => {
-            crate::chain::device::settle_commands_of_instance_extensions(&mut data.get_mut().table, Some(instance));
-            // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
-            data.install(device);
-            // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
-            unsafe { *pDevice = device.handle() };
-            VkResult::SUCCESS
-        }
-        Err(e) => e,
-    }
+    let top_handle = pd.chain_calls().handle();
+    // SAFETY: the chain's terminator, the instance handle its top layer knows and the handle that
+    // layer returned for the device (both of the device's own instance); a valid create info as
+    // that layer must see it and valid callbacks (`DeviceCreateInfo`, `Allocator`).
+    let (device, mut data) = unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info.raw(), allocator.as_ptr()) }?;
+    crate::chain::device::settle_commands_of_instance_extensions(&mut data.get_mut().table, Some(instance));
+    // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
+    data.install(device);
+    Ok(device.handle())
 }
 
 /// Creates a device through `layers` (those without `vkGetDeviceProcAddr` are left out), top

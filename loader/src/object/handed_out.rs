@@ -8,6 +8,7 @@ use vk_generated::types::*;
 
 use crate::load::calls::PhysicalDeviceCalls;
 use crate::loader_abi::{self, TerminatorPhysicalDevice};
+use crate::object::instance::Instance;
 
 /// A `VkPhysicalDevice` this loader handed out, live for `'a`.
 #[derive(Clone, Copy)]
@@ -36,6 +37,13 @@ impl<'a> HandedOutPhysicalDevice<'a> {
 
     pub fn handle(self) -> VkPhysicalDevice {
         self.handle
+    }
+
+    /// The loader instance the device belongs to.
+    pub fn instance(self) -> Option<&'a Instance> {
+        // SAFETY: a physical device this loader handed out (`new`'s contract), whose instance
+        // lives for `'a`.
+        unsafe { Instance::of_physical_device(self.handle) }
     }
 
     /// The device as its instance's chain has it: the chain's table (the top layer's, or the
