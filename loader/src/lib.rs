@@ -14,7 +14,10 @@ pub mod reference;
 #[macro_use]
 mod debug;
 mod platform;
+mod app_callbacks;
 mod ffi;
+mod plain;
+mod given;
 mod handles;
 mod loader_abi;
 mod manifest;

@@ -11,6 +11,7 @@ mod package_install_test;
 mod regen;
 mod run;
 mod safety_docs;
+mod unsafe_count;
 mod test;
 
 use std::path::PathBuf;
@@ -113,6 +114,10 @@ subcommands:
       every `unsafe fn` (crate-private, extern \"system\", in impls and traits included) of the
       shipped crates' sources (or of DIR...) without a `# Safety` section in its documentation,
       which clippy::missing_safety_doc checks only for public functions; fails if there is one
+  unsafe-count [--crate DIR] [--files]
+      where a crate's (DIR, default loader/src) `unsafe` is, per top-level module (per file with
+      --files), test modules left out: blocks outside and inside `extern \"system\"` functions,
+      `unsafe fn`s of other ABIs, `extern \"system\"` ones, `unsafe impl`s
 ";
 
 fn main() -> ExitCode {
@@ -132,6 +137,7 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::main(&rest),
         Some("modules") => modules::main(&rest),
         Some("safety-docs") => safety_docs::main(&rest),
+        Some("unsafe-count") => unsafe_count::main(&rest),
         Some("-h" | "--help" | "help") => {
             print!("{USAGE}");
             return ExitCode::SUCCESS;

@@ -6,7 +6,11 @@ use vk_generated::DispatchTable;
 use vk_generated::types::*;
 
 use crate::chain::device::{beyond_core_version, create_without_layers, warn_about_device_layers};
-use crate::chain::device_group::with_device_group_handles;
+use crate::given::allocator::Allocator;
+use crate::given::device_create_info::DeviceCreateInfo;
+use crate::object::device_creation::ToLayers;
+use crate::object::handed_out::HandedOutPhysicalDevice;
+use crate::object::instance::PhysicalDevice;
 use crate::debug::log::Level;
 use crate::ffi;
 use crate::object::device::DeviceData;
@@ -34,16 +38,19 @@ pub unsafe extern "system" fn vkCreateDevice(
         // function's contract).
         unsafe { crate::handles::check_physical_device(physicalDevice.0, "vkCreateDevice", "physicalDevice") };
         // SAFETY: a physical device of a live instance of this loader (this function's contract).
-        let Some(instance) = (unsafe { crate::chain::physical_devices::instance_of(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+        let Some(instance) = (unsafe { Instance::of_physical_device(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         if pDevice.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         // SAFETY: NULL or a valid create info (this function's contract).
         let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: the valid create info (this function's contract).
-        unsafe { warn_about_device_layers(instance, info) };
-        // SAFETY: its array of NUL-terminated names, valid for its count (this function's contract).
-        let names = unsafe { ffi::names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
+        // SAFETY: a valid create info, whose device group names physical devices this loader
+        // handed out (this function's contract).
+        let info = unsafe { DeviceCreateInfo::new(info) };
+        // SAFETY: NULL or valid callbacks (this function's contract).
+        let allocator = unsafe { Allocator::new(pAllocator) };
+        warn_about_device_layers(instance, info);
+        let names = info.extension_names();
         if !names.is_empty() {
             // Through the instance chain, count then fill, as the Khronos loader asks (loader.c,
             // loader_create_device_chain): a layer may add extensions its manifest does not list.
@@ -60,15 +67,32 @@ pub unsafe extern "system" fn vkCreateDevice(
         let memory = unsafe { AllocatorScope::enter(pAllocator, VkSystemAllocationScope::DEVICE) };
         let result = match &instance.layers {
             // The layers get the handles they returned, in the device group too.
-            // SAFETY: the valid create info, whose device group names the instance's physical
-            // devices; the caller's allocator and output (this function's contract).
-            Some(layers) => unsafe {
-                with_device_group_handles(info, |h| Some(crate::loader_abi::unwrap_physical_device(h)), |info| {
-                    crate::chain::device_layers::create_device(instance, layers, physicalDevice, info, pAllocator, pDevice)
+            Some(_) => {
+                // SAFETY: a physical device this loader handed out, of a live instance (this
+                // function's contract).
+                let pd = unsafe { HandedOutPhysicalDevice::new(physicalDevice) };
+                info.with_group_mapped(&ToLayers, |info| match crate::chain::device_layers::create_device(pd, info, allocator) {
+                    Ok(device) => {
+                        // SAFETY: valid for writing a handle (this function's contract).
+                        unsafe { pDevice.write(device) };
+                        VkResult::SUCCESS
+                    }
+                    Err(result) => result,
                 })
-            },
-            // SAFETY: as above.
-            None => unsafe { create_without_layers(physicalDevice, info, pAllocator, pDevice) },
+            }
+            None => {
+                // SAFETY: a physical device of this loader (this function's contract), terminator-level
+                // (the instance has no layers).
+                let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                match create_without_layers(pd, info, allocator) {
+                    Ok(device) => {
+                        // SAFETY: valid for writing a handle (this function's contract).
+                        unsafe { pDevice.write(device) };
+                        VkResult::SUCCESS
+                    }
+                    Err(result) => result,
+                }
+            }
         };
         if result != VkResult::SUCCESS {
             // The Khronos loader's words (two spaces and all); the instance's messengers hear it.

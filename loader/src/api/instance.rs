@@ -10,6 +10,8 @@ use crate::debug::log::{self, Level};
 use crate::debug::messengers;
 use crate::ffi::name_of;
 use crate::ffi;
+use crate::given::allocator::Allocator;
+use crate::given::instance_create_info::InstanceCreateInfo;
 use crate::object::instance::Instance;
 use crate::plan;
 use crate::platform::host_alloc::AllocatorScope;
@@ -28,10 +30,10 @@ pub unsafe extern "system" fn vkEnumerateInstanceExtensionProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        // SAFETY: the caller's arguments, as this function's contract; the terminator is the
-        // loader's own.
+        // SAFETY: the caller's arguments, as this function's contract; the command's own
+        // interceptors; the terminator is the loader's own.
         unsafe {
-            crate::chain::pre_instance::extension_properties(pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
+            crate::load::pre_instance::extension_properties(crate::chain::pre_instance::of_extension_properties(), pLayerName, pPropertyCount, pProperties, terminator_EnumerateInstanceExtensionProperties)
                 .unwrap_or_else(|| terminator_EnumerateInstanceExtensionProperties(std::ptr::null(), pLayerName, pPropertyCount, pProperties))
         }
     })
@@ -83,10 +85,10 @@ pub unsafe extern "system" fn vkEnumerateInstanceLayerProperties(
 ) -> VkResult {
     ffi::guard("vkEnumerateInstanceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        // SAFETY: the caller's arguments, as this function's contract; the terminator is the
-        // loader's own.
+        // SAFETY: the caller's arguments, as this function's contract; the command's own
+        // interceptors; the terminator is the loader's own.
         unsafe {
-            crate::chain::pre_instance::layer_properties(pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
+            crate::load::pre_instance::layer_properties(crate::chain::pre_instance::of_layer_properties(), pPropertyCount, pProperties, terminator_EnumerateInstanceLayerProperties)
                 .unwrap_or_else(|| terminator_EnumerateInstanceLayerProperties(std::ptr::null(), pPropertyCount, pProperties))
         }
     })
@@ -117,9 +119,10 @@ unsafe extern "system" fn terminator_EnumerateInstanceLayerProperties(
 pub unsafe extern "system" fn vkEnumerateInstanceVersion(pApiVersion: *mut u32) -> VkResult {
     ffi::guard("vkEnumerateInstanceVersion", VkResult::ERROR_UNKNOWN, || {
         let _one_reading = crate::discover::layers::OneReading::enter();
-        // SAFETY: the caller's output, as this function's contract; the terminator is the loader's own.
+        // SAFETY: the caller's output, as this function's contract; the command's own interceptors;
+        // the terminator is the loader's own.
         unsafe {
-            crate::chain::pre_instance::version(pApiVersion, terminator_EnumerateInstanceVersion)
+            crate::load::pre_instance::version(crate::chain::pre_instance::of_version(), pApiVersion, terminator_EnumerateInstanceVersion)
                 .unwrap_or_else(|| terminator_EnumerateInstanceVersion(std::ptr::null(), pApiVersion))
         }
     })
@@ -147,8 +150,9 @@ unsafe extern "system" fn terminator_EnumerateInstanceVersion(
 /// # Safety
 /// Vulkan's valid usage: `pCreateInfo` a valid structure (its application info NULL or valid
 /// with NULL or NUL-terminated names, its arrays valid for their counts, its names
-/// NUL-terminated, its chain valid); `pAllocator` NULL or valid callbacks, callable until the
-/// instance is destroyed; `pInstance` valid for writing a handle. Checked anyway: a NULL
+/// NUL-terminated, its chain valid, the callbacks of its chained debug messengers callable until
+/// the instance is destroyed); `pAllocator` NULL or valid callbacks, callable until the instance
+/// is destroyed; `pInstance` valid for writing a handle. Checked anyway: a NULL
 /// `pCreateInfo` or `pInstance` (`VK_ERROR_INITIALIZATION_FAILED`), a NULL name array with a
 /// count, NULL names (skipped). What the application passed is not written.
 pub unsafe extern "system" fn vkCreateInstance(
@@ -168,8 +172,9 @@ pub unsafe extern "system" fn vkCreateInstance(
         let _settings = crate::manifest::settings::OneLook::enter();
         let explain_file = plan::document::requested_file();
         let recording = explain_file.is_some().then(plan::Recording::start);
-        // SAFETY: the create info's valid chain (this function's contract).
-        let creation_callbacks = unsafe { messengers::callbacks_in_chain(info.pNext) };
+        // SAFETY: the valid create info, its messengers' callbacks callable until the instance is
+        // destroyed (this function's contract).
+        let creation_callbacks = unsafe { InstanceCreateInfo::new(info) }.debug_callbacks();
         let _scope = messengers::Scope::enter(creation_callbacks.clone());
         // SAFETY: the valid create info and callbacks (this function's contract).
         let (result, created) = match unsafe { create_instance(info, pAllocator, creation_callbacks) } {
@@ -268,7 +273,8 @@ unsafe fn create_instance(
         return created.map(|()| instance);
     }
     // SAFETY: the caller's create info and allocator (this function's contract).
-    unsafe { create_drivers(&mut instance, info, allocator, &[]) }?;
+    let (info, allocator) = unsafe { (InstanceCreateInfo::new(info), Allocator::new(allocator)) };
+    create_drivers(&mut instance, info, allocator, &[])?;
     Ok(instance)
 }
 

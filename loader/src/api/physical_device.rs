@@ -6,9 +6,10 @@ use std::ffi::CStr;
 
 use vk_generated::types::*;
 
-use crate::chain::physical_devices::{instance_of, terminator_EnumerateDeviceExtensionProperties, terminator_EnumeratePhysicalDeviceGroups, terminator_EnumeratePhysicalDevices};
+use crate::chain::physical_devices::{terminator_EnumerateDeviceExtensionProperties, terminator_EnumeratePhysicalDeviceGroups, terminator_EnumeratePhysicalDevices};
 use crate::chain::filtered_devices;
 use crate::ffi;
+use crate::object::handed_out::HandedOutPhysicalDevice;
 use crate::object::instance::Instance;
 use crate::plan::device_filter::DeviceFilters;
 
@@ -54,8 +55,16 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
         // The instance's messengers hear what the drivers' enumeration says ("Failed to detect any
         // valid GPUs"), as the Khronos loader's do.
         crate::object::instance::with_messengers_of(Some(inst), || match filters.any() {
-            // SAFETY: `all` gives this loader's physical devices; the count and array as the contract says.
-            true => unsafe { filtered_devices::enumerate(&filters, all, pPhysicalDeviceCount, pPhysicalDevices) },
+            true => {
+                let devices = match ffi::query(all) {
+                    Ok(devices) => devices,
+                    Err(e) => return e,
+                };
+                // SAFETY: `all` gives physical devices this loader handed out, which live with `inst`.
+                let devices: Vec<HandedOutPhysicalDevice> = devices.into_iter().map(|d| unsafe { HandedOutPhysicalDevice::new(d) }).collect();
+                // SAFETY: the count and array as the contract says.
+                unsafe { ffi::fill(&filtered_devices::admitted_devices(&filters, &devices), pPhysicalDeviceCount, pPhysicalDevices) }
+            }
             false => all(pPhysicalDeviceCount, pPhysicalDevices),
         })
     })
@@ -94,8 +103,19 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         };
         let filters = DeviceFilters::from_env();
         crate::object::instance::with_messengers_of(Some(inst), || match filters.any() && !pPhysicalDeviceGroupCount.is_null() {
-            // SAFETY: `all` gives this loader's physical devices; the count and array as the contract says.
-            true => unsafe { filtered_devices::enumerate_groups(&filters, all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) },
+            true => {
+                let groups = match ffi::query(all) {
+                    Ok(groups) => groups,
+                    Err(e) => return e,
+                };
+                // SAFETY: the groups `all` gives name physical devices this loader handed out, which
+                // live with `inst`.
+                let groups: Vec<_> = groups.into_iter().map(|g| (g, unsafe { HandedOutPhysicalDevice::members_of(&g) })).collect();
+                let admitted = filtered_devices::admitted_groups(&filters, &groups);
+                // SAFETY: the count and array as the contract says (the application's structures
+                // keep their `sType` and `pNext`).
+                unsafe { ffi::fill_groups(&admitted, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) }
+            }
             false => all(pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties),
         })
     })
@@ -120,7 +140,7 @@ pub unsafe extern "system" fn vkEnumerateDeviceExtensionProperties(
         // checked, a physical device this loader returned (the contract).
         let Some(instance) = (unsafe {
             crate::handles::check_physical_device(physicalDevice.0, "vkEnumerateDeviceExtensionProperties", "physicalDevice");
-            instance_of(physicalDevice)
+            Instance::of_physical_device(physicalDevice)
         }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };

@@ -7,67 +7,13 @@ use std::ffi::CStr;
 use vk_generated::types::*;
 use vk_generated::{DispatchTable, DeviceDispatchTable};
 
-use crate::chain::device_group::with_device_group_handles;
 use crate::debug::log::{self, Level};
+use crate::given::allocator::Allocator;
+use crate::given::device_create_info::DeviceCreateInfo;
 use crate::load::calls::DeviceCalls;
-use crate::object::device::DeviceData;
+use crate::object::device::{DeviceData, NewDeviceData};
 use crate::object::instance::{Instance, PhysicalDevice};
 use crate::plan::layers::Reason;
-
-/// The loader's data for a device being created: owned here until the device points to it
-/// ([`install`](Self::install)), from then on the device's (freed by `vkDestroyDevice`); freed
-/// here if the creation fails. Kept as the pointer `Box::into_raw` gave, the one the device's
-/// first word gets, so that every later use derives from it.
-pub(crate) struct NewDeviceData(std::ptr::NonNull<DeviceData>);
-
-impl NewDeviceData {
-    /// Empty data for a device about to be created (the table is filled once it exists);
-    /// `chain_gdpa` is the top layer's `vkGetDeviceProcAddr` when there are layers.
-    pub fn new(chain_gdpa: PFN_vkGetDeviceProcAddr) -> NewDeviceData {
-        let data = Box::new(DeviceData {
-            table: DeviceDispatchTable::default(),
-            unknown: crate::dispatch::unknown::device_slots(),
-            driver_gdpa: None,
-            chain_gdpa,
-            wsi: Default::default(),
-            debug_objects: Default::default(),
-            core_version_limit: u32::MAX,
-        });
-        NewDeviceData(std::ptr::NonNull::from(Box::leak(data)))
-    }
-
-    /// The data, to fill. Not while the layers' chain runs: its terminator fills it then through
-    /// [`as_ptr`](Self::as_ptr).
-    pub fn get_mut(&mut self) -> &mut DeviceData {
-        // SAFETY: a live box of ours, which no device points to yet (or whose device is not handed
-        // out yet), so nothing else refers to it while this borrow of `self` lasts.
-        unsafe { self.0.as_mut() }
-    }
-
-    /// The data's address, for the terminator of the layers' chain and for the device's first word.
-    pub fn as_ptr(&self) -> *mut DeviceData {
-        self.0.as_ptr()
-    }
-
-    /// Hands the data over to `device`, whose first word now points to it.
-    pub fn install(self, device: DeviceCalls) {
-        device.set_dispatch(self.as_ptr().cast_const().cast());
-        std::mem::forget(self);
-    }
-
-    /// Hands the data over to the device the driver created, which the terminator of the layers'
-    /// chain pointed to it (the device the layers return is their own).
-    pub fn leave_to_driver_device(self) {
-        std::mem::forget(self);
-    }
-}
-
-impl Drop for NewDeviceData {
-    fn drop(&mut self) {
-        // SAFETY: the box `new` leaked, which no device was handed out with.
-        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
-    }
-}
 
 /// A device the driver created, with what the loader's data for it must say.
 pub(crate) struct OnDriver {
@@ -86,19 +32,11 @@ impl OnDriver {
 
 /// Device layers are deprecated and ignored; naming layers the instance does not have gets the
 /// Khronos loader's warning.
-///
-/// # Safety
-/// `info.ppEnabledLayerNames` must be NULL or valid for `enabledLayerCount` pointers, each NULL or
-/// a NUL-terminated string (Vulkan's valid usage of `vkCreateDevice`).
-pub(crate) unsafe fn warn_about_device_layers(instance: &Instance, info: &VkDeviceCreateInfo) {
-    if info.enabledLayerCount == 0 || info.ppEnabledLayerNames.is_null() {
-        return;
+pub(crate) fn warn_about_device_layers(instance: &Instance, info: DeviceCreateInfo<'_>) {
+    let names = info.layer_names();
+    if !names.is_empty() {
+        warn_about_layer_names(instance, &names);
     }
-    // SAFETY: the caller's promise: `enabledLayerCount` pointers.
-    let names = unsafe { std::slice::from_raw_parts(info.ppEnabledLayerNames, info.enabledLayerCount as usize) };
-    // SAFETY: the caller's promise: each NULL or NUL-terminated.
-    let names: Vec<Option<&CStr>> = names.iter().map(|&name| unsafe { name.as_ref() }.map(|name| unsafe { CStr::from_ptr(name) })).collect();
-    warn_about_layer_names(instance, &names);
 }
 
 /// [`warn_about_device_layers`] for the names read (NULL ones are `None`).
@@ -127,39 +65,18 @@ fn warn_about_layer_names(instance: &Instance, names: &[Option<&CStr>]) {
 }
 
 /// The direct path: the driver's device, its own functions in the table.
-///
-/// # Safety
-/// Vulkan's valid usage of `vkCreateDevice`: `physicalDevice` a physical device of this loader
-/// (terminator-level: the instance has no layers); `info` a valid create info (its arrays valid
-/// for their counts, its names NUL-terminated, its chain valid, a device group naming physical
-/// devices of this loader); `pAllocator` NULL or valid callbacks; `pDevice` valid for writing a
-/// handle.
-pub(crate) unsafe fn create_without_layers(
-    physicalDevice: VkPhysicalDevice,
-    info: &VkDeviceCreateInfo,
-    pAllocator: *const VkAllocationCallbacks,
-    pDevice: *mut VkDevice,
-) -> VkResult {
-    // SAFETY: the caller's promise: NULL or a physical device of this loader.
-    let Some(pd) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    };
+pub(crate) fn create_without_layers(pd: &PhysicalDevice, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<VkDevice, VkResult> {
     if !crate::lazy::live_for(&pd.term, "vkCreateDevice") || pd.driver_gdpa().is_none() {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    let mut data = NewDeviceData::new(None);
-    // SAFETY: the caller's promise for `info` and `pAllocator`.
-    let created = match unsafe { create_on_driver(pd, info, pAllocator) } {
-        Ok(created) => created,
-        Err(result) => return result,
-    };
+    let mut data = NewDeviceData::new(None, crate::dispatch::unknown::device_slots());
+    let created = create_on_driver(pd, info, allocator)?;
     let device = created.device;
     let mut table = device.table();
     let fields = data.get_mut();
     created.describe(fields);
     fields.wsi = crate::object::device::DeviceWsi::install(&mut table, pd);
-    // SAFETY: a live loader physical device, its instance NULL or live.
-    let debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&table, pd) };
+    let debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&table, pd);
     debug_objects.route_to_driver(&mut table);
     settle_commands_of_instance_extensions(&mut table, pd.instance());
     fields.debug_objects = debug_objects;
@@ -169,59 +86,31 @@ pub(crate) unsafe fn create_without_layers(
     // until then.
     unsafe { crate::dispatch::unknown::device_created(&fields.unknown, device.handle(), device.gdpa()) };
     data.install(device);
-    // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
-    unsafe { *pDevice = device.handle() };
-    VkResult::SUCCESS
+    Ok(device.handle())
 }
 
 /// Creates the driver's device for a terminator-level physical device (the caller points it to
-/// its data).
-///
-/// # Safety
-/// `info` must be valid as for [`create_without_layers`] (a device group naming physical devices
-/// this loader or a layer returned), and `pAllocator` NULL or valid callbacks.
-pub(crate) unsafe fn create_on_driver(pd: &PhysicalDevice, info: &VkDeviceCreateInfo, pAllocator: *const VkAllocationCallbacks) -> Result<OnDriver, VkResult> {
+/// its data); `info`'s device group names physical devices this loader or a layer returned.
+pub(crate) fn create_on_driver(pd: &PhysicalDevice, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<OnDriver, VkResult> {
     // A lazy driver is loaded now (its devices in a group with this one are its own).
     if !crate::lazy::live_for(&pd.term, "vkCreateDevice") {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     }
-    let Some(gdpa) = pd.driver_gdpa() else {
-        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
-    };
-    let driver = pd.driver_calls();
-    // SAFETY: the caller's promise: the group names physical devices this loader or a layer returned.
-    let to_driver = |h: VkPhysicalDevice| unsafe { PhysicalDevice::from_any_handle(h) }.map(|pd| pd.term.driver().1);
-    let mut created = Err(VkResult::ERROR_INITIALIZATION_FAILED);
-    // SAFETY: the caller's promise for `info` and `pAllocator`; the group copy names the driver's
-    // own handles for its devices; `gdpa` is the driver's.
-    let result = unsafe {
-        with_device_group_handles(info, to_driver, |info| {
-            created = driver.create_device(info, pAllocator, gdpa);
-            created.as_ref().err().copied().unwrap_or(VkResult::SUCCESS)
-        })
-    };
-    if result != VkResult::SUCCESS {
-        // The Khronos loader's words; the instance's messengers hear it.
-        let instance = pd.instance();
-        if let Some(driver) = instance.and_then(|i| i.drivers.get(pd.driver)) {
-            crate::object::instance::with_messengers_of(instance, || {
-                log::write(Level::ErrorDriver, &format!("terminator_CreateDevice: Failed in ICD {} vkCreateDevice call", driver.driver.library_path))
-            });
+    let device = match pd.create_driver_device(info, allocator) {
+        Ok(device) => device,
+        Err(result) => {
+            // The Khronos loader's words; the instance's messengers hear it.
+            let instance = pd.instance();
+            if let Some(driver) = instance.and_then(|i| i.drivers.get(pd.driver)) {
+                crate::object::instance::with_messengers_of(instance, || {
+                    log::write(Level::ErrorDriver, &format!("terminator_CreateDevice: Failed in ICD {} vkCreateDevice call", driver.driver.library_path))
+                });
+            }
+            return Err(result);
         }
-        return Err(result);
-    }
-    let device = created?;
-    if !device.has_loader_magic() {
-        log::write(Level::ErrorDriver, "vkCreateDevice: the driver's VkDevice lacks ICD_LOADER_MAGIC; destroying it");
-        // SAFETY: the device just created, used by nothing else; the allocator it was created with.
-        unsafe { device.destroy(pAllocator) };
-        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
-    }
-    // SAFETY: the caller's promise: a valid chain.
-    let maintenance5 = unsafe { vk_generated::find_in_chain::<VkPhysicalDeviceMaintenance5Features>(info.pNext) }
-        .is_some_and(|f| f.maintenance5 == VK_TRUE)
-        // SAFETY: as above.
-        || unsafe { vk_generated::find_in_chain::<VkPhysicalDeviceVulkan14Features>(info.pNext) }.is_some_and(|f| f.maintenance5 == VK_TRUE);
+    };
+    let maintenance5 = info.find::<VkPhysicalDeviceMaintenance5Features>().is_some_and(|f| f.maintenance5 == VK_TRUE)
+        || info.find::<VkPhysicalDeviceVulkan14Features>().is_some_and(|f| f.maintenance5 == VK_TRUE);
     Ok(OnDriver { device, core_version_limit: core_version_limit(maintenance5, pd.instance()) })
 }
 

@@ -10,8 +10,11 @@ use std::ffi::{c_char, c_void, CStr};
 use vk_generated::layer_abi::*;
 use vk_generated::types::*;
 
-use crate::chain::device::NewDeviceData;
-use crate::chain::{device, physical_devices};
+use crate::given::allocator::Allocator;
+use crate::given::device_create_info::DeviceCreateInfo;
+use crate::object::handed_out::HandedOutPhysicalDevice;
+use crate::object::device::NewDeviceData;
+use crate::chain::device;
 use crate::debug::log::{self, Level};
 use crate::ffi::skip_loader_structs;
 use crate::ffi;
@@ -19,7 +22,6 @@ use crate::load::calls::DeviceCalls;
 use crate::load::layer::{Gdpa, Gipa, LoadedLayer};
 use crate::object::device::DeviceData;
 use crate::object::instance::{Instance, PhysicalDevice};
-use crate::object::layers::InstanceLayers;
 
 thread_local! {
     /// The device data being created, for the terminator of `vkCreateDevice` (layers call down on
@@ -48,42 +50,28 @@ unsafe extern "system" fn set_device_loader_data(device: VkDevice, object: *mut 
 }
 
 /// `vkCreateDevice` with layers: `VkLayerDeviceCreateInfo` links through every layer that has a
-/// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`].
-///
-/// # Safety
-/// Vulkan's valid usage of `vkCreateDevice`: `physical_device` a physical device this loader
-/// handed out on `instance`, whose layer chain is `chain`; `info` a valid create info (its arrays
-/// valid for their counts, its names NUL-terminated, its chain valid, a device group naming the
-/// handles the top layer knows); `allocator` NULL or valid callbacks; `pDevice` valid for writing
-/// a handle.
-pub unsafe fn create_device(
-    instance: &Instance,
-    chain: &InstanceLayers,
-    physical_device: VkPhysicalDevice,
-    info: &VkDeviceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
-    pDevice: *mut VkDevice,
-) -> VkResult {
+/// `vkGetDeviceProcAddr`, ending in [`terminator_CreateDevice`]. `pd` is the application's
+/// physical device, of an instance with layers (`VK_ERROR_INITIALIZATION_FAILED` otherwise);
+/// `info` the create info as the top layer must see it (its device group naming the handles that
+/// layer returned).
+pub fn create_device(pd: HandedOutPhysicalDevice, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<VkDevice, VkResult> {
+    let Some((instance, chain)) = pd.instance().and_then(|i| Some((i, i.layers.as_deref()?))) else {
+        return Err(VkResult::ERROR_INITIALIZATION_FAILED);
+    };
     let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).collect();
     if log::enabled(Level::Layer) {
         let names: Vec<&str> = chain.layers.iter().filter(|l| l.loaded.gdpa.is_some()).map(|l| l.manifest.name.as_str()).collect();
         log!(Level::Layer, "device layer chain, application first: {} -> driver", names.join(" -> "));
     }
-    // SAFETY: the caller's promise: a physical device this loader handed out.
-    let top_handle = unsafe { crate::loader_abi::unwrap_physical_device(physical_device) };
-    // SAFETY: the chain's terminator and the instance handle its top layer knows; the caller's
-    // promise for the rest.
-    match unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info, allocator) } {
-        Ok((device, mut data)) => {
-            crate::chain::device::settle_commands_of_instance_extensions(&mut data.get_mut().table, Some(instance));
-            // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
-            data.install(device);
-            // SAFETY: the caller's promise: `pDevice` is valid for writing a handle.
-            unsafe { *pDevice = device.handle() };
-            VkResult::SUCCESS
-        }
-        Err(e) => e,
-    }
+    let top_handle = pd.chain_calls().handle();
+    // SAFETY: the chain's terminator, the instance handle its top layer knows and the handle that
+    // layer returned for the device (both of the device's own instance); a valid create info as
+    // that layer must see it and valid callbacks (`DeviceCreateInfo`, `Allocator`).
+    let (device, mut data) = unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info.raw(), allocator.as_ptr()) }?;
+    crate::chain::device::settle_commands_of_instance_extensions(&mut data.get_mut().table, Some(instance));
+    // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
+    data.install(device);
+    Ok(device.handle())
 }
 
 /// Creates a device through `layers` (those without `vkGetDeviceProcAddr` are left out), top
@@ -140,7 +128,7 @@ unsafe fn create_device_chain(
     };
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
-    let mut data = NewDeviceData::new(top_gdpa);
+    let mut data = NewDeviceData::new(top_gdpa, crate::dispatch::unknown::device_slots());
     PENDING_DEVICE.with(|p| p.set(data.as_ptr()));
     let mut device = VkDevice::NULL;
     // SAFETY: the top of the chain's vkCreateDevice with a physical device it returned; the
@@ -206,7 +194,7 @@ pub(crate) unsafe extern "system" fn layer_create_device(
         }
         let (owner, handle) = if instance.is_null() {
             // SAFETY: the contract: a physical device the application was given.
-            unsafe { (physical_devices::instance_of(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice)) }
+            unsafe { (Instance::of_physical_device(physicalDevice), crate::loader_abi::unwrap_physical_device(physicalDevice)) }
         } else {
             // SAFETY: the contract: the loader's instance.
             (unsafe { Instance::from_handle(instance) }, physicalDevice)
@@ -300,10 +288,13 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
             names.into_iter().filter(|name| supported.iter().any(|p| ffi::name_of(p) == name.to_bytes())).map(CStr::as_ptr).collect();
         info.enabledExtensionCount = requested.len() as u32;
         info.ppEnabledExtensionNames = requested.as_ptr();
-        // SAFETY: the application's create info with its loader structures skipped and the
-        // extension list replaced by one of this function's (`requested`, whose names are the
-        // application's); the contract for the allocator.
-        match unsafe { device::create_on_driver(pd, &info, pAllocator) } {
+        // SAFETY: the application's create info with its loader structures skipped, no layer names
+        // and the extension list replaced by one of this function's (`requested`, whose names are
+        // the application's): valid as the contract says, for as long as `requested` lives.
+        let info = unsafe { DeviceCreateInfo::new(&info) };
+        // SAFETY: the contract for the allocator.
+        let allocator = unsafe { Allocator::new(pAllocator) };
+        match device::create_on_driver(pd, info, allocator) {
             Ok(created) => {
                 let device = created.device;
                 // The driver's device points to the pending data, which `create_device_chain` owns.
@@ -314,8 +305,7 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
                 created.describe(data);
                 // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
                 let mut driver_table = device.table();
-                // SAFETY: a live loader physical device, its instance NULL or live.
-                data.debug_objects = unsafe { crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd) };
+                data.debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd);
                 data.wsi = crate::object::device::DeviceWsi::install(&mut driver_table, pd);
                 // SAFETY: the contract: non-NULL, valid for writing a handle.
                 unsafe { *pDevice = device.handle() };

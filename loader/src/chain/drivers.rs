@@ -4,7 +4,7 @@
 //! in the plan being recorded, if any.
 
 use std::borrow::Cow;
-use std::ffi::{c_char, CStr};
+use std::ffi::CStr;
 use std::sync::Arc;
 
 use vk_generated::lookup::ExtensionSet;
@@ -14,15 +14,17 @@ use vk_generated::extension_id;
 use crate::cache;
 use crate::cache::extension_list::ExtensionList;
 use crate::chain::physical_devices;
-use crate::chain::views::instance_calls;
 use crate::debug::log::{self, Level};
 use crate::debug::messengers;
 use crate::discover::search;
 use crate::dispatch::terminators;
-use crate::ffi::{extension_properties, name_of, names};
+use crate::ffi::{extension_properties, name_of};
 use crate::load::direct::{self, DirectDrivers};
 use crate::load::driver::{self, Driver, Loaded};
-use crate::load::instance::{create_driver_instance, driver_table, extension_set, given_extensions};
+use crate::given::allocator::Allocator;
+use crate::given::instance_create_info::{Application, InstanceCreateInfo};
+use crate::given::kept::KeptCreateInfo;
+use crate::load::instance::{create_driver_instance, extension_set, given_extensions};
 use crate::loader_abi::InstanceDispatch;
 use crate::manifest;
 use crate::object::instance::{DriverInstance, Instance, PhysicalDevices};
@@ -336,62 +338,30 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
 /// gathers their physical devices into `instance`. `layer_extensions` are the instance extensions
 /// the enabled layers provide (accepted here, not passed to drivers that lack them).
 ///
-/// # Safety
-/// `info` must be a valid `VkInstanceCreateInfo` (Vulkan's valid usage of `vkCreateInstance`:
-/// `pApplicationInfo` NULL or valid, its names NULL or NUL-terminated; the extension names valid
-/// for their count; the `pNext` chain valid, the loader's own structures skipped), and
-/// `allocator` NULL or valid callbacks that outlive the drivers' instances. Neither is written.
-pub(crate) unsafe fn create_drivers(
+/// What the application passed is not written.
+pub(crate) fn create_drivers(
     instance: &mut Instance,
-    info: &VkInstanceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
+    info: InstanceCreateInfo<'_>,
+    allocator: Allocator<'_>,
     layer_extensions: &[VkExtensionProperties],
 ) -> Result<(), VkResult> {
-    // SAFETY: the caller's promise for `info` and `allocator`.
-    unsafe { create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::open()) }
-}
-
-/// What the application says of itself in `VkApplicationInfo`, read once.
-struct Application<'a> {
-    name: Option<&'a CStr>,
-    version: u32,
-    engine: Option<&'a CStr>,
-    engine_version: u32,
-    api_version: u32,
+    create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::open())
 }
 
 /// [`create_drivers`] with the driver cache `cache`: drivers whose record says they have no
 /// physical device for this application are not loaded. Should no driver instance result, the
 /// creation is made again without the cache, so that the result is the eager path's.
-///
-/// # Safety
-/// As for [`create_drivers`].
-unsafe fn create_drivers_with(
+fn create_drivers_with(
     instance: &mut Instance,
-    info: &VkInstanceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
+    info: InstanceCreateInfo<'_>,
+    allocator: Allocator<'_>,
     layer_extensions: &[VkExtensionProperties],
     mut cache: cache::Session,
 ) -> Result<(), VkResult> {
-    // SAFETY: the caller's promise: `enabledExtensionCount` names, each NUL-terminated.
-    let requested = unsafe { names(info.ppEnabledExtensionNames, info.enabledExtensionCount) };
-    // SAFETY: the caller's promise: a valid `pNext` chain.
-    let direct = unsafe { direct::requested(info, requested.contains(&direct::EXTENSION)) };
+    let requested = info.extension_names();
+    let direct = direct::requested(info, requested.contains(&direct::EXTENSION));
     let mut rejected = Vec::new();
-    // SAFETY: the caller's promise: `pApplicationInfo` NULL or valid, its names NULL or
-    // NUL-terminated.
-    let app = unsafe {
-        info.pApplicationInfo.as_ref().map(|a| {
-            let text = |p: *const c_char| p.as_ref().map(|p| CStr::from_ptr(p));
-            Application {
-                name: text(a.pApplicationName),
-                version: a.applicationVersion,
-                engine: text(a.pEngineName),
-                engine_version: a.engineVersion,
-                api_version: a.apiVersion,
-            }
-        })
-    };
+    let app = info.application();
     let application = application_digest(app.as_ref());
     plan::record(|p| p.application = Some(format!("{application:016x}")));
     cache.set_application(application);
@@ -403,11 +373,10 @@ unsafe fn create_drivers_with(
     let cache_mode = cache.mode();
     let lazy_allowed = direct.is_none() && crate::lazy::allowed(cache_mode);
     // Copied once, and only when a driver is to be left unloaded.
-    let kept: std::cell::OnceCell<Option<Arc<crate::lazy::kept::KeptCreateInfo>>> = std::cell::OnceCell::new();
+    let kept: std::cell::OnceCell<Option<Arc<KeptCreateInfo>>> = std::cell::OnceCell::new();
     let keep = || {
         kept.get_or_init(|| {
-            // SAFETY: the caller's promise: a valid create info.
-            let copy = unsafe { crate::lazy::kept::KeptCreateInfo::new(info, api_version) };
+            let copy = KeptCreateInfo::new(info, api_version);
             copy.map_err(|why| log!(Level::Driver, "drivers with physical devices are loaded now: {why}")).ok()
         })
         .is_some()
@@ -437,7 +406,7 @@ unsafe fn create_drivers_with(
         }
     }
     let portability_extension = requested.contains(&c"VK_KHR_portability_enumeration");
-    let portability_flag = VkInstanceCreateFlags(info.flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
+    let portability_flag = VkInstanceCreateFlags(info.raw().flags.0).contains(VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR);
     let mut skipped_portability_driver = false;
     let mut enabled_extensions = ExtensionSet::new();
     for ext in &requested {
@@ -473,13 +442,11 @@ unsafe fn create_drivers_with(
             driver_instances.push(lazy_driver_instance(driver, r, &requested, api_version, kept.clone(), allocator));
             continue;
         }
-        // SAFETY: the caller's promise for `info` and `allocator`.
-        let created = unsafe { create_driver_instance(&driver, &supported.properties(), info, &requested, api_version, allocator) };
-        // SAFETY: an instance the driver just created, used by nothing else yet; the allocator it
-        // was created with.
-        let created = created.and_then(|(handle, extensions)| unsafe { driver_table(&driver, handle, allocator) }.map(|table| (handle, table, extensions)));
-        match created {
-            Ok((handle, table, extensions)) => driver_instances.push(DriverInstance { driver, handle, table, extensions, lazy: None }),
+        match create_driver_instance(&driver, &supported.properties(), info, &requested, api_version, allocator) {
+            Ok((created, extensions)) => {
+                let (handle, table) = created.into_parts();
+                driver_instances.push(DriverInstance { driver, handle, table, extensions, lazy: None })
+            }
             Err(reason) => {
                 log!(Level::WarnDriver, "{}: driver skipped: {reason}", driver.manifest_path);
                 plan::record(|p| p.driver(&driver.manifest_path, None, Decision::Rejected, &reason));
@@ -492,8 +459,7 @@ unsafe fn create_drivers_with(
         // whether the creation succeeds is theirs to say.
         log!(Level::Driver, "no driver instance without the driver cache's unloaded drivers: creating them all");
         record_answers(cache, &sources, &per_driver, &|_| None);
-        // SAFETY: the caller's promise for `info` and `allocator`.
-        return unsafe { create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::off()) };
+        return create_drivers_with(instance, info, allocator, layer_extensions, cache::Session::off());
     }
     if driver_instances.is_empty() {
         record_answers(cache, &sources, &per_driver, &|_| None);
@@ -517,8 +483,7 @@ unsafe fn create_drivers_with(
     instance.api_version = api_version;
     instance.enabled_extensions = enabled_extensions;
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
-    // SAFETY: the driver instances were just created with `allocator` (the caller's promise).
-    let counts = unsafe { release_drivers_without_devices(instance, allocator) };
+    let counts = release_drivers_without_devices(instance, allocator);
     // After the release: a lazy driver's index is its place among the drivers kept.
     let address = &*instance as *const Instance as usize;
     for (index, d) in instance.drivers.iter().enumerate() {
@@ -572,31 +537,24 @@ fn portability_hint(extension_enabled: bool, flag_set: bool) -> &'static str {
 }
 
 /// Destroys the driver instances that report no physical device (unloading their libraries
-/// unless something else holds them). Their devices are wrapped at the first enumeration.
-/// Returns each driver's count.
-///
-/// # Safety
-/// `allocator` must be NULL or valid callbacks compatible with those the drivers' instances were
-/// created with.
-unsafe fn release_drivers_without_devices(instance: &mut Instance, allocator: *const VkAllocationCallbacks) -> Vec<(Arc<Driver>, u32)> {
+/// unless something else holds them), with the callbacks they were created with. Their devices
+/// are wrapped at the first enumeration. Returns each driver's count.
+fn release_drivers_without_devices(instance: &mut Instance, allocator: Allocator<'_>) -> Vec<(Arc<Driver>, u32)> {
     let counts = physical_devices::counts_per_driver(&instance.drivers);
     let per_driver = instance.drivers.iter().zip(&counts).map(|(d, &n)| (d.driver.clone(), n as u32)).collect();
-    let mut index = 0;
-    instance.drivers.retain(|d| {
-        let used = counts[index] > 0;
-        index += 1;
-        if !used {
-            log!(Level::InfoDriver, "{}: no physical device; driver released", d.driver.manifest_path);
-            plan::record(|p| p.driver(&d.driver.manifest_path, None, Decision::Skipped, "it reports no physical device; released"));
-            if let Some(library) = d.driver.library() {
-                crate::platform::library_cache::release_preloaded(library);
-            }
-            // SAFETY: the driver's instance, destroyed once and left out of the loader's instance
-            // (nothing calls it afterwards); the caller's promise for `allocator`.
-            unsafe { instance_calls(d).destroy(allocator) };
+    let drivers = std::mem::take(&mut instance.drivers);
+    for (d, &count) in drivers.into_iter().zip(&counts) {
+        if count > 0 {
+            instance.drivers.push(d);
+            continue;
         }
-        used
-    });
+        log!(Level::InfoDriver, "{}: no physical device; driver released", d.driver.manifest_path);
+        plan::record(|p| p.driver(&d.driver.manifest_path, None, Decision::Skipped, "it reports no physical device; released"));
+        if let Some(library) = d.driver.library() {
+            crate::platform::library_cache::release_preloaded(library);
+        }
+        d.destroy(allocator);
+    }
     per_driver
 }
 
@@ -606,8 +564,8 @@ fn lazy_driver_instance(
     remembered: &Remembered,
     requested: &[&CStr],
     api_version: u32,
-    kept: Arc<crate::lazy::kept::KeptCreateInfo>,
-    allocator: *const VkAllocationCallbacks,
+    kept: Arc<KeptCreateInfo>,
+    allocator: Allocator<'_>,
 ) -> DriverInstance {
     let profile = remembered.profile.clone().unwrap_or_default();
     let devices = profile.devices.len();

@@ -23,6 +23,8 @@ use crate::chain::{device_layers, drivers, physical_devices};
 use crate::debug::log::{self, Level};
 use crate::discover;
 use crate::ffi::{self, skip_loader_structs};
+use crate::given::allocator::Allocator;
+use crate::given::instance_create_info::InstanceCreateInfo;
 use crate::load::{self, layer::{Gipa, LoadedLayer}};
 use crate::loader_abi::InstanceDispatch;
 use crate::manifest::layer::LayerManifest;
@@ -630,7 +632,8 @@ unsafe extern "system" fn terminator_CreateInstance(
         info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO) };
         // SAFETY: the application's create info without the loader's structures (the contract);
         // the allocator as the contract says.
-        match unsafe { drivers::create_drivers(instance, &info, pAllocator, &extra) } {
+        let (info, allocator) = unsafe { (InstanceCreateInfo::new(&info), Allocator::new(pAllocator)) };
+        match drivers::create_drivers(instance, info, allocator, &extra) {
             Ok(()) => {
                 // SAFETY: the contract: valid for writing a handle.
                 unsafe { *pInstance = VkInstance(pending as *mut c_void) };

@@ -1,10 +1,8 @@
 //! Carrying the decisions out: the drivers' instances (`drivers`), physical devices in the
-//! loader's order (`physical_devices`) and as the id filters leave them (`filtered_devices`), devices (`device`, with a device group's handles mapped in copies by `device_group`), the instance and device chains through
-//! layers (`instance_layers`, `device_layers`), the pre-instance chains and layer extensions; `views`, the
-//! driver instances as the safe calls of `load::calls`.
+//! loader's order (`physical_devices`) and as the id filters leave them (`filtered_devices`), devices (`device`, with a device group's handles mapped in copies by `given`), the instance and device chains through
+//! layers (`instance_layers`, `device_layers`), the pre-instance chains and layer extensions.
 
 pub mod device;
-pub mod device_group;
 pub mod device_layers;
 pub mod drivers;
 pub mod filtered_devices;
@@ -12,4 +10,3 @@ pub mod instance_layers;
 pub mod layer_extensions;
 pub mod physical_devices;
 pub mod pre_instance;
-pub mod views;

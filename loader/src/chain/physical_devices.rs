@@ -3,7 +3,6 @@
 
 use vk_generated::types::*;
 
-use crate::chain::views::instance_calls;
 use crate::debug::log::Level;
 use crate::ffi;
 use crate::load::calls::{GroupChains, PhysicalDeviceCalls};
@@ -29,30 +28,13 @@ impl PhysicalDevices {
             let settings_path = instance.device_configurations.as_ref().and_then(|_| crate::manifest::settings::current()).map(|s| s.path.clone());
             p.device_order(&listed, settings_path.as_deref());
         });
-        let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut kept = Vec::new();
-        let positions: Vec<usize> = reported
-            .iter()
-            .enumerate()
-            .map(|(new, r)| {
-                let (position, existed) = position_or_insert(&mut all, instance, r);
-                if existed {
-                    kept.push((position, new));
-                }
-                position
-            })
-            .collect();
-        // SAFETY: the boxes are never dropped or moved out while `self` lives (the Vec only
-        // grows), so their contents outlive the guard for as long as `self` is borrowed.
-        let device = |i: usize| unsafe { &*(&*all[i] as *const PhysicalDevice) };
-        let listed = positions.into_iter().zip(&reported).map(|(i, r)| Listed { device: device(i), order: r.order }).collect();
+        let (devices, kept) = self.find_or_add(&reported, same_device, |r| wrap(instance, r));
         // Said with no lock held (a messenger may enumerate again), as the Khronos loader says it
         // at the debug level: the handles the application has stay valid.
-        drop(all);
         for (old, new) in kept {
             log!(Level::DebugDriver, "Copying old device {old} into new device {new}");
         }
-        Ok(listed)
+        Ok(devices.into_iter().zip(&reported).map(|(device, r)| Listed { device, order: r.order }).collect())
     }
 
     /// `Some(found)` when, at the last refresh, a loader settings file's `device_configurations`
@@ -61,28 +43,12 @@ impl PhysicalDevices {
     pub fn none_matched(&self) -> Option<u32> {
         Some(self.none_matched.load(std::sync::atomic::Ordering::Relaxed)).filter(|&n| n > 0)
     }
-
-    /// The wrapper behind `handle`, if it is one of this instance's terminator-level devices.
-    pub fn find(&self, handle: VkPhysicalDevice) -> Option<&PhysicalDevice> {
-        let all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
-        let found = all.iter().find(|d| d.handle() == handle)?;
-        // SAFETY: as in `refresh`.
-        Some(unsafe { &*(&**found as *const PhysicalDevice) })
-    }
 }
 
-/// The position in `all` of the wrapper of a reported device, made if it is new; whether it
-/// existed already.
-fn position_or_insert(all: &mut Vec<Box<PhysicalDevice>>, instance: &Instance, reported: &Reported) -> (usize, bool) {
-    let same = |d: &PhysicalDevice| {
-        let handle = d.term.driver().1;
-        d.driver == reported.driver && (handle == reported.handle() || crate::lazy::same_device(handle, reported.handle()))
-    };
-    if let Some(position) = all.iter().position(|d| same(d)) {
-        return (position, true);
-    }
-    all.push(wrap(instance, reported));
-    (all.len() - 1, false)
+/// Whether `d` is the wrapper of a reported device.
+fn same_device(d: &PhysicalDevice, reported: &Reported) -> bool {
+    let handle = d.term.driver().1;
+    d.driver == reported.driver && (handle == reported.handle() || crate::lazy::same_device(handle, reported.handle()))
 }
 
 /// A device in the order the application sees, with the key that put it there.
@@ -298,7 +264,7 @@ fn sorting_disabled() -> bool {
 /// One driver's physical devices; none when its enumeration fails, except for running out of
 /// memory, which is the application's error too.
 fn driver_devices(d: &DriverInstance) -> Result<Vec<PhysicalDeviceCalls<'_>>, VkResult> {
-    match instance_calls(d).physical_devices() {
+    match d.calls().physical_devices() {
         Ok(listed) => {
             if listed.wrote_null {
                 log!(Level::WarnDriver, "{}: vkEnumeratePhysicalDevices wrote fewer devices than it counted (NULL handles skipped)", d.driver.manifest_path);
@@ -319,7 +285,7 @@ fn driver_devices(d: &DriverInstance) -> Result<Vec<PhysicalDeviceCalls<'_>>, Vk
 
 /// How many physical devices each driver reports now (none where its enumeration fails).
 pub fn counts_per_driver(drivers: &[DriverInstance]) -> Vec<usize> {
-    drivers.iter().map(|d| instance_calls(d).physical_device_count() as usize).collect()
+    drivers.iter().map(|d| d.calls().physical_device_count() as usize).collect()
 }
 
 /// The loader's wrapper for a device a driver reported.
@@ -329,7 +295,7 @@ fn wrap(instance: &Instance, reported: &Reported) -> Box<PhysicalDevice> {
     // A lazy driver's is set when it is loaded.
     let driver_gdpa = match d.is_unloaded() {
         true => None,
-        false => instance_calls(d).device_proc_addr(),
+        false => d.calls().device_proc_addr(),
     };
     let mut device = Box::new(PhysicalDevice {
         term: TerminatorPhysicalDevice {
@@ -402,7 +368,7 @@ fn driver_groups(d: &DriverInstance, chains: &GroupChains) -> Option<Vec<(Vec<Vk
     if !core && !d.has_extension(b"VK_KHR_device_group_creation") {
         return None;
     }
-    match instance_calls(d).physical_device_groups(chains)? {
+    match d.calls().physical_device_groups(chains)? {
         Ok(groups) => Some(groups.iter().map(|g| (g.physicalDevices[..(g.physicalDeviceCount as usize).min(g.physicalDevices.len())].to_vec(), g.subsetAllocation)).collect()),
         Err(e) => {
             log!(Level::WarnDriver, "{}: vkEnumeratePhysicalDeviceGroups failed ({e:?}); one group per device", d.driver.manifest_path);
@@ -487,8 +453,7 @@ fn device_entry(d: &DriverInstance, handle: VkPhysicalDevice, properties: &VkPhy
 
 /// Whether a driver's physical device supports `VK_EXT_pci_bus_info`.
 fn has_pci_bus_info(device: PhysicalDeviceCalls) -> bool {
-    // SAFETY: a handle the driver (or the lazy driver standing for it) reported.
-    if let Some(recorded) = unsafe { crate::lazy::recorded_pci_bus_info(device.handle()) } {
+    if let Some(recorded) = crate::lazy::recorded_pci_bus_info(device) {
         return recorded;
     }
     let extensions = device.extensions().unwrap_or_default();
@@ -511,20 +476,6 @@ fn pci_address(device: PhysicalDeviceCalls) -> Option<[u32; 4]> {
 fn driver_id(device: PhysicalDeviceCalls) -> Option<u32> {
     let driver_properties: VkPhysicalDeviceDriverProperties = device.properties2()?;
     Some(driver_properties.driverID.0 as u32)
-}
-
-/// The loader instance owning a physical device the loader handed out (terminator-level or
-/// trampoline-level: both are `TerminatorPhysicalDevice`s).
-///
-/// # Safety
-/// `handle` must be a `VkPhysicalDevice` this loader returned, or NULL.
-pub unsafe fn instance_of<'a>(handle: VkPhysicalDevice) -> Option<&'a Instance> {
-    if handle.is_null() {
-        return None;
-    }
-    // SAFETY: a physical device this loader returned (the caller's promise) is a live
-    // `TerminatorPhysicalDevice`, whose `instance` is its live loader instance.
-    unsafe { ((*(handle.0 as *const TerminatorPhysicalDevice)).instance as *const Instance).as_ref() }
 }
 
 /// The end of the instance chain: the loader's terminator-level physical devices.
@@ -588,7 +539,7 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         // and a count left from an earlier call must not outrun the application's array.
         // SAFETY: the count is valid, the array NULL or that many structures whose chains the
         // drivers may fill (the contract).
-        let app_chains = unsafe { group_chains(pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) };
+        let app_chains = unsafe { GroupChains::new(pPhysicalDeviceGroupProperties, *pPhysicalDeviceGroupCount as usize) };
         let groups = match groups(instance, &app_chains) {
             Ok(groups) => groups,
             Err(e) => return e,
@@ -608,17 +559,6 @@ pub unsafe extern "system" fn terminator_EnumeratePhysicalDeviceGroups(
         // SAFETY: the count and the array as the contract says.
         unsafe { ffi::fill_groups(&all, pPhysicalDeviceGroupCount, pPhysicalDeviceGroupProperties) }
     })
-}
-
-/// The application's group structures, whose `pNext` each driver is given as it fills them.
-///
-/// # Safety
-/// `count` must be valid for reading a `u32`; `out` NULL or valid for the structures the drivers'
-/// groups reach (at most `*count`), each `pNext` NULL or a chain of structures extending
-/// `VkPhysicalDeviceGroupProperties` that the drivers may write until the call returns.
-unsafe fn group_chains(count: *const u32, out: *const VkPhysicalDeviceGroupProperties) -> GroupChains {
-    // SAFETY: the caller's promise for the count, the structures and their chains.
-    unsafe { GroupChains::new(out, *count as usize) }
 }
 
 /// The end of the instance chain: the driver's device extensions, and those of the implicit
@@ -641,7 +581,7 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceExtensionProperties(
         let Some(device) = (unsafe { PhysicalDevice::from_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let driver = device.driver_calls();
         // SAFETY: as above.
-        let instance = unsafe { instance_of(physicalDevice) };
+        let instance = unsafe { Instance::of_physical_device(physicalDevice) };
         let from_layers = instance.and_then(|i| i.layers.as_ref()).map(|l| l.implicit_device_extensions());
         match from_layers {
             Some(extra) if pLayerName.is_null() && !extra.is_empty() => {
@@ -681,7 +621,7 @@ pub unsafe extern "system" fn terminator_EnumerateDeviceLayerProperties(
     ffi::guard("vkEnumerateDeviceLayerProperties", VkResult::ERROR_UNKNOWN, || {
         // Device layers are the instance's layers (device-only layers are deprecated).
         // SAFETY: a physical device of this loader, its magic checked above.
-        let instance = unsafe { instance_of(physicalDevice) };
+        let instance = unsafe { Instance::of_physical_device(physicalDevice) };
         let layers = instance.and_then(|i| i.layers.as_ref()).map(|l| l.properties()).unwrap_or_default();
         // SAFETY: the count and the array as the contract says.
         unsafe { ffi::fill(&layers, pPropertyCount, pProperties) }

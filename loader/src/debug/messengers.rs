@@ -8,92 +8,38 @@
 //! through a per-thread scope ([`Scope`]): no lock is held while a callback runs.
 
 use std::cell::RefCell;
-use std::ffi::{c_void, CString};
+use std::ffi::CString;
 use std::sync::Mutex;
 
 use vk_generated::types::*;
 
+use crate::app_callbacks::{ReportFunction, UtilsFunction};
 use crate::debug::level::{self as category, Level};
 
 /// An application callback and the messages it asked for.
 #[derive(Clone, Copy)]
 pub enum Callback {
-    Utils {
-        severity: VkDebugUtilsMessageSeverityFlagsEXT,
-        types: VkDebugUtilsMessageTypeFlagsEXT,
-        callback: PFN_vkDebugUtilsMessengerCallbackEXT,
-        user_data: *mut c_void,
-    },
-    Report {
-        flags: VkDebugReportFlagsEXT,
-        callback: PFN_vkDebugReportCallbackEXT,
-        user_data: *mut c_void,
-    },
+    Utils { severity: VkDebugUtilsMessageSeverityFlagsEXT, types: VkDebugUtilsMessageTypeFlagsEXT, callback: UtilsFunction },
+    Report { flags: VkDebugReportFlagsEXT, callback: ReportFunction },
 }
 
-// SAFETY: the user data pointer is the application's, handed back to its callback as Vulkan
-// requires; the loader never dereferences it.
-unsafe impl Send for Callback {}
-
 impl Callback {
-    pub(crate) fn from_utils(info: &VkDebugUtilsMessengerCreateInfoEXT) -> Self {
-        Callback::Utils {
-            severity: info.messageSeverity,
-            types: info.messageType,
-            callback: info.pfnUserCallback,
-            user_data: info.pUserData,
-        }
-    }
-
-    pub(crate) fn from_report(info: &VkDebugReportCallbackCreateInfoEXT) -> Self {
-        Callback::Report { flags: info.flags, callback: info.pfnCallback, user_data: info.pUserData }
-    }
-
     /// Delivers one loader message about `instance` (0 while none exists yet) if the callback
     /// asked for its severity and one of its `message_types`.
     fn deliver(&self, level: Level, message_types: VkDebugUtilsMessageTypeFlagsEXT, message: &CString, instance: u64) {
         match *self {
-            Callback::Utils { severity, types, callback: Some(callback), user_data } => {
+            Callback::Utils { severity, types, callback } => {
                 let bit = utils_severity(level);
-                if !severity.intersects(bit) || !types.intersects(message_types) {
-                    return;
+                if severity.intersects(bit) && types.intersects(message_types) {
+                    callback.loader_message(bit, message_types, message, instance);
                 }
-                // The object a loader message is about is its instance, as with the Khronos loader.
-                let object = VkDebugUtilsObjectNameInfoEXT {
-                    objectType: VkObjectType::INSTANCE,
-                    objectHandle: instance,
-                    ..Default::default()
-                };
-                let data = VkDebugUtilsMessengerCallbackDataEXT {
-                    pMessageIdName: c"Loader Message".as_ptr(),
-                    pMessage: message.as_ptr(),
-                    objectCount: 1,
-                    pObjects: &object,
-                    ..Default::default()
-                };
-                // SAFETY: the application's callback, with the arguments debug_utils defines.
-                unsafe { callback(bit, message_types, &data, user_data) };
             }
-            Callback::Report { flags, callback: Some(callback), user_data } => {
+            Callback::Report { flags, callback } => {
                 let bit = report_flag(level, message_types);
-                if !flags.intersects(bit) {
-                    return;
+                if flags.intersects(bit) {
+                    callback.loader_message(bit, message, instance);
                 }
-                // SAFETY: the application's callback, with the arguments debug_report defines.
-                unsafe {
-                    callback(
-                        bit,
-                        VkDebugReportObjectTypeEXT::INSTANCE_EXT,
-                        instance,
-                        0,
-                        0,
-                        c"Loader Message".as_ptr(),
-                        message.as_ptr(),
-                        user_data,
-                    )
-                };
             }
-            _ => {}
         }
     }
 }
@@ -138,28 +84,6 @@ fn report_flag(level: Level, types: VkDebugUtilsMessageTypeFlagsEXT) -> VkDebugR
     } else {
         VkDebugReportFlagsEXT(0)
     }
-}
-
-/// The callbacks chained to a create info's `pNext` (`VkInstanceCreateInfo`).
-///
-/// # Safety
-/// `chain` must be NULL or a valid `pNext` chain whose elements live across the call.
-pub unsafe fn callbacks_in_chain(chain: *const c_void) -> Vec<Callback> {
-    // SAFETY: NULL or a valid chain (the contract).
-    let elements = unsafe { vk_generated::chain_elements(chain) };
-    elements
-        .filter_map(|(stype, element)| match stype {
-            VkStructureType::DEBUG_UTILS_MESSENGER_CREATE_INFO_EXT => {
-                // SAFETY: an element of a valid chain whose `sType` names this structure.
-                Some(Callback::from_utils(unsafe { &*(element as *const VkDebugUtilsMessengerCreateInfoEXT) }))
-            }
-            VkStructureType::DEBUG_REPORT_CALLBACK_CREATE_INFO_EXT => {
-                // SAFETY: as above.
-                Some(Callback::from_report(unsafe { &*(element as *const VkDebugReportCallbackCreateInfoEXT) }))
-            }
-            _ => None,
-        })
-        .collect()
 }
 
 /// A messenger (or report callback) the application created: its handle is this object's address.

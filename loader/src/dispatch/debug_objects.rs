@@ -132,12 +132,8 @@ macro_rules! replace_in {
 impl DeviceDebugObjects {
     /// For a device of `pd`: remembers the driver's functions (from `driver_table`, the driver's
     /// own) and the driver's handles.
-    ///
-    /// # Safety
-    /// `pd` must be a live loader physical device: its `instance` NULL or its live instance.
-    pub unsafe fn of_driver(driver_table: &DeviceDispatchTable, pd: &PhysicalDevice) -> DeviceDebugObjects {
-        // SAFETY: a live physical device's instance pointer is NULL or its live instance.
-        let instance = unsafe { pd.instance.as_ref() };
+    pub fn of_driver(driver_table: &DeviceDispatchTable, pd: &PhysicalDevice) -> DeviceDebugObjects {
+        let instance = pd.instance();
         let driver_instance = instance.and_then(|i| i.drivers.get(pd.driver)).map_or(VkInstance::NULL, |d| d.live().1);
         DeviceDebugObjects {
             layers: Functions::default(),

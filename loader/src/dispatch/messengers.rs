@@ -6,6 +6,7 @@ use std::ffi::c_char;
 
 use vk_generated::types::*;
 
+use crate::app_callbacks::{ReportFunction, UtilsFunction};
 use crate::debug::log::Level;
 use crate::debug::messengers::{Callback, Messenger};
 use crate::object::instance::{DriverInstance, Instance};
@@ -94,9 +95,10 @@ const DEBUG_REPORT: &[u8] = b"VK_EXT_debug_report";
 ///
 /// # Safety
 /// Vulkan's valid usage: `instance` the loader's instance as the end of the chain receives it;
-/// `pCreateInfo` a valid create info; `pAllocator` NULL or valid callbacks that outlive the
-/// messenger; `pMessenger` valid for writing one handle. Checked anyway: a NULL `instance`,
-/// `pCreateInfo` or `pMessenger` returns `VK_ERROR_INITIALIZATION_FAILED`.
+/// `pCreateInfo` a valid create info, its callback callable with its user data until the
+/// messenger is destroyed; `pAllocator` NULL or valid callbacks that outlive the messenger;
+/// `pMessenger` valid for writing one handle. Checked anyway: a NULL `instance`, `pCreateInfo` or
+/// `pMessenger` returns `VK_ERROR_INITIALIZATION_FAILED`.
 pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
     instance: VkInstance,
     pCreateInfo: *const VkDebugUtilsMessengerCreateInfoEXT,
@@ -120,9 +122,12 @@ pub unsafe extern "system" fn terminator_vkCreateDebugUtilsMessengerEXT(
         // SAFETY: each handle is one the driver just made with `pAllocator`.
         let destroy_in_driver = |d: &DriverInstance, handle| unsafe { destroy_utils_in_driver(d, handle, pAllocator) };
         // SAFETY: the contract: `instance` NULL or live, `pAllocator` NULL or valid, `pMessenger`
-        // NULL or valid for one (64-bit) handle.
+        // NULL or valid for one (64-bit) handle, the application's callback callable until the
+        // messenger is destroyed.
         unsafe {
-            create(instance, Callback::from_utils(info), create_in_driver, destroy_in_driver, DEBUG_UTILS, pAllocator, pMessenger as *mut u64)
+            let callback = UtilsFunction::new(info.pfnUserCallback, info.pUserData);
+            let callback = Callback::Utils { severity: info.messageSeverity, types: info.messageType, callback };
+            create(instance, callback, create_in_driver, destroy_in_driver, DEBUG_UTILS, pAllocator, pMessenger as *mut u64)
         }
     })
 }
@@ -172,12 +177,14 @@ pub fn give_to_loaded_driver(instance: &Instance, index: usize) {
         // application's own callbacks.
         let created = unsafe {
             match callback {
-                Callback::Utils { severity, types, callback, user_data } if d.has_extension(DEBUG_UTILS) => {
+                Callback::Utils { severity, types, callback } if d.has_extension(DEBUG_UTILS) => {
+                    let (callback, user_data) = callback.parts();
                     let info = VkDebugUtilsMessengerCreateInfoEXT { messageSeverity: severity, messageType: types, pfnUserCallback: callback, pUserData: user_data, ..Default::default() };
                     let mut out = VkDebugUtilsMessengerEXT::NULL;
                     table.vkCreateDebugUtilsMessengerEXT.map(|f| (f(driver_instance, &info, allocator_ptr, &mut out), out.0))
                 }
-                Callback::Report { flags, callback, user_data } if d.has_extension(DEBUG_REPORT) => {
+                Callback::Report { flags, callback } if d.has_extension(DEBUG_REPORT) => {
+                    let (callback, user_data) = callback.parts();
                     let info = VkDebugReportCallbackCreateInfoEXT { flags, pfnCallback: callback, pUserData: user_data, ..Default::default() };
                     let mut out = VkDebugReportCallbackEXT::NULL;
                     table.vkCreateDebugReportCallbackEXT.map(|f| (f(driver_instance, &info, allocator_ptr, &mut out), out.0))
@@ -218,7 +225,8 @@ pub unsafe extern "system" fn terminator_vkSubmitDebugUtilsMessageEXT(
         // SAFETY: NULL or a live instance of this loader (the contract).
         let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return };
         for callback in instance.messengers.callbacks() {
-            if let Callback::Utils { severity, types, callback: Some(f), user_data } = callback {
+            if let Callback::Utils { severity, types, callback } = callback {
+                let (Some(f), user_data) = callback.parts() else { continue };
                 if severity.intersects(messageSeverity) && types.intersects(messageTypes) {
                     // SAFETY: the application's callback with its own user data and the
                     // application's valid callback data.
@@ -257,9 +265,11 @@ pub unsafe extern "system" fn terminator_vkCreateDebugReportCallbackEXT(
         // SAFETY: each handle is one the driver just made with `pAllocator`.
         let destroy_in_driver = |d: &DriverInstance, handle| unsafe { destroy_report_in_driver(d, handle, pAllocator) };
         // SAFETY: the contract: `instance` NULL or live, `pAllocator` NULL or valid, `pCallback`
-        // NULL or valid for one (64-bit) handle.
+        // NULL or valid for one (64-bit) handle, the application's callback callable until the
+        // callback is destroyed.
         unsafe {
-            create(instance, Callback::from_report(info), create_in_driver, destroy_in_driver, DEBUG_REPORT, pAllocator, pCallback as *mut u64)
+            let callback = Callback::Report { flags: info.flags, callback: ReportFunction::new(info.pfnCallback, info.pUserData) };
+            create(instance, callback, create_in_driver, destroy_in_driver, DEBUG_REPORT, pAllocator, pCallback as *mut u64)
         }
     })
 }
@@ -313,7 +323,8 @@ pub unsafe extern "system" fn terminator_vkDebugReportMessageEXT(
         // SAFETY: NULL or a live instance of this loader (the contract).
         let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return };
         for callback in instance.messengers.callbacks() {
-            if let Callback::Report { flags: wanted, callback: Some(f), user_data } = callback {
+            if let Callback::Report { flags: wanted, callback } = callback {
+                let (Some(f), user_data) = callback.parts() else { continue };
                 if wanted.intersects(flags) {
                     // SAFETY: the application's callback with its own user data and the
                     // application's strings.

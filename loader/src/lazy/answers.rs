@@ -16,12 +16,11 @@
 use std::ffi::CStr;
 use std::mem::{offset_of, size_of};
 
-use vk_generated::padding::ZeroPadding;
 use vk_generated::types::*;
-use vk_generated::TaggedStruct;
 
 use crate::cache::profile::{answer_key, DeviceAnswers, Family};
 use crate::ffi::{self, OutArray, OutChain, TaggedSize};
+pub use crate::plain::{decode_body, decode_list};
 use crate::load::fixed_queries::{FixedQueries, OutputChain};
 
 /// A structure that may be answered from the record, and when a device has it.
@@ -288,35 +287,6 @@ pub fn fill_extensions(bytes: &[u8], total: u32, out: OutArray<VkExtensionProper
     out.fill_with(total as usize, entries, |slot, (name, spec)| ffi::write_extension(slot, name.to_bytes(), spec))
 }
 
-/// A list of plain structures from its record (their bytes, one after the other); `None` if the
-/// length does not fit.
-pub fn decode_list<T: ZeroPadding + Copy + Default>(bytes: &[u8]) -> Option<Vec<T>> {
-    let size = size_of::<T>();
-    if size == 0 || !bytes.len().is_multiple_of(size) {
-        return None;
-    }
-    let mut out = vec![T::default(); bytes.len() / size];
-    // SAFETY: `bytes.len()` bytes fill the vector exactly; any bytes are a valid value of a
-    // generated Vulkan structure (integers, floats, raw pointers, arrays and structures of them:
-    // the types `ZeroPadding` is generated for).
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), out.as_mut_ptr().cast::<u8>(), bytes.len()) };
-    Some(out)
-}
-
-/// A recorded `2` query extension structure, whole: `T`'s header (its sType) and the recorded
-/// body; `None` if the body's length is not `T`'s.
-pub fn decode_body<T: TaggedStruct + ZeroPadding + Default + Copy>(bytes: &[u8]) -> Option<T> {
-    let header = size_of::<VkBaseOutStructure>();
-    if bytes.len() != size_of::<T>() - header {
-        return None;
-    }
-    let mut value = T::default();
-    // SAFETY: the bytes after the header of one `T`, exactly as many as there are; any bytes are
-    // a valid value of its members (as in `decode_list`).
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (&mut value as *mut T).cast::<u8>().add(header), bytes.len()) };
-    Some(value)
-}
-
 /// Asks a live driver's device everything that may be answered from the record, and records it.
 pub fn record_device(device: FixedQueries, answers: &mut DeviceAnswers) {
     let Some(mut properties) = device.properties() else { return };
@@ -371,6 +341,9 @@ pub fn differences(recorded: &crate::cache::profile::Profile, now: &crate::cache
 #[cfg(test)]
 mod tests {
     use std::ffi::c_void;
+
+    use vk_generated::padding::ZeroPadding;
+    use vk_generated::TaggedStruct;
 
     use super::*;
 

@@ -4,7 +4,7 @@
 //! On a cache hit whose record holds the driver's physical devices for this application (its
 //! [`Profile`]), `vkCreateInstance` creates no driver instance: the instance gets a
 //! driver instance whose table is this module's front table ([`front`]) and whose handle is a
-//! [`Lazy`], with a kept deep copy of the create info ([`kept`]). The front table answers
+//! [`Lazy`], with a kept deep copy of the create info ([`crate::given::kept`]). The front table answers
 //! `vkEnumeratePhysicalDevices(Groups)` with placeholder physical devices ([`FakeDevice`]) and the
 //! fixed queries from the record ([`answers`]). Its other slots are empty: a generated terminator
 //! that finds an empty slot asks [`driver_loaded_for`], which loads the driver, creates its
@@ -21,7 +21,6 @@
 
 pub mod answers;
 mod front;
-pub mod kept;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -37,8 +36,9 @@ use crate::load::fixed_queries::FixedQueries;
 use crate::load::instance as driver_instance;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::manifest::driver::DriverManifest;
+use crate::given::allocator::{Allocator, KeptAllocator};
+use crate::given::kept::KeptCreateInfo;
 use crate::platform::host_alloc::with_system_allocator;
-use kept::KeptCreateInfo;
 
 /// The first word of a [`FakeDevice`] and of a [`Lazy`], which marks them in a memory dump. It is
 /// never read to tell a placeholder from a driver's handle: that is done by address
@@ -68,7 +68,7 @@ pub struct Lazy {
     supported: ExtensionList,
     profile: Arc<Profile>,
     kept: Arc<KeptCreateInfo>,
-    allocator: Option<VkAllocationCallbacks>,
+    allocator: KeptAllocator,
     /// Points the loader's physical devices of this driver at the live driver (set by the
     /// instance that owns them; see [`Lazy::on_live`]), and whether it has run.
     on_live: OnceLock<Box<dyn Fn() + Send + Sync>>,
@@ -114,7 +114,7 @@ impl Lazy {
         supported: ExtensionList,
         profile: Arc<Profile>,
         kept: Arc<KeptCreateInfo>,
-        allocator: *const VkAllocationCallbacks,
+        allocator: Allocator<'_>,
     ) -> Box<Lazy> {
         let devices = (0..profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, index }).collect();
         let lazy = Box::new(Lazy {
@@ -123,9 +123,7 @@ impl Lazy {
             manifest,
             supported,
             kept,
-            // SAFETY: the allocator `vkCreateInstance` received, which its caller passes on: NULL or
-            // valid callbacks (Vulkan's valid usage), copied.
-            allocator: unsafe { allocator.as_ref().copied() },
+            allocator: allocator.keep(),
             on_live: OnceLock::new(),
             repointed: AtomicBool::new(false),
             devices,
@@ -288,28 +286,22 @@ impl Lazy {
             Loaded::Duplicate => return Err("its library is loaded through another manifest".into()),
             Loaded::OtherArchitecture(why) => return Err(why),
         };
-        let allocator = self.allocator.as_ref().map_or(std::ptr::null(), |a| a as *const _);
+        let allocator = self.allocator.get();
         let (supported, requested) = (self.supported.properties(), self.kept.requested());
-        // SAFETY: the kept deep copy of the create info the instance was created with (valid as
-        // the application's was: `KeptCreateInfo`), and NULL or a copy of its allocation callbacks.
-        let (handle, _) = unsafe { driver_instance::create_driver_instance(&driver, &supported, self.kept.info(), &requested, self.kept.api_version, allocator) }?;
-        // SAFETY: the instance the driver just created, used by nothing else yet, and the
-        // allocator it was created with.
-        let table = unsafe { driver_instance::driver_table(&driver, handle, allocator) }?;
-        // SAFETY: the driver's live instance, the table its vkGetInstanceProcAddr gave for it and
-        // that function; both outlive `calls`.
-        let calls = unsafe { InstanceCalls::new(driver.get_instance_proc_addr, &table, handle) };
-        let live_devices = calls.physical_devices().map(|listed| listed.devices).unwrap_or_default();
-        let devices = match match_devices(&self.profile, &live_devices) {
+        let (instance, _) = driver_instance::create_driver_instance(&driver, &supported, self.kept.info(), &requested, self.kept.api_version, allocator)?;
+        let matched = {
+            let live_devices = instance.calls().physical_devices().map(|listed| listed.devices).unwrap_or_default();
+            match_devices(&self.profile, &live_devices)
+        };
+        let devices = match matched {
             Ok(devices) => devices,
             Err(why) => {
-                // SAFETY: destroyed once, with the allocator it was created with; nothing uses
-                // the instance afterwards (the error is returned).
-                unsafe { calls.destroy(allocator) };
+                instance.destroy(allocator);
                 return Err(why);
             }
         };
-        let gdpa = calls.device_proc_addr();
+        let gdpa = instance.calls().device_proc_addr();
+        let (handle, table) = instance.into_parts();
         Ok(Live { driver, handle, table, devices, gdpa })
     }
 
@@ -390,15 +382,13 @@ pub struct RecordedExtensions {
     pub pci_bus_info: bool,
 }
 
-/// Whether the device behind `handle`, a placeholder of a driver not loaded, has
-/// [`PCI_BUS_INFO`] by its record (read in place once); `None` for any other handle or a record
-/// without the list (the caller asks through the dispatch table then).
-///
-/// # Safety
-/// As [`resolve`].
-pub unsafe fn recorded_pci_bus_info(handle: VkPhysicalDevice) -> Option<bool> {
-    let (lazy, index) = lazy_device(handle, false)?;
-    // SAFETY: a listed lazy driver, kept alive by the caller's instance.
+/// Whether `device`, a placeholder of a driver not loaded, has [`PCI_BUS_INFO`] by its record
+/// (read in place once); `None` for any other device or a record without the list (the caller
+/// asks through the dispatch table then).
+pub fn recorded_pci_bus_info(device: PhysicalDeviceCalls) -> Option<bool> {
+    let (lazy, index) = lazy_device(device.handle(), false)?;
+    // SAFETY: a listed lazy driver whose placeholder `device` is: the placeholders live in the
+    // lazy driver, and `device` is live for as long as it is used (`PhysicalDeviceCalls`).
     let lazy = unsafe { &*lazy };
     // Loaded, or failed to be (its devices then fail every query): not answered here.
     if lazy.live.get().is_some() {

@@ -7,6 +7,7 @@ use std::ffi::CStr;
 use vk_generated::types::*;
 
 use crate::debug::log::{self, Level};
+use crate::given::instance_create_info::InstanceCreateInfo;
 use crate::load::driver::Gipa;
 
 pub const EXTENSION: &CStr = c"VK_LUNARG_direct_driver_loading";
@@ -19,16 +20,10 @@ pub struct DirectDrivers {
     pub drivers: Vec<(usize, Gipa)>,
 }
 
-/// The list chained to `info`, if the application chained one and enabled the extension.
-///
-/// # Safety
-/// `info.pNext` must be NULL or a valid `pNext` chain, and a `VkDirectDriverLoadingListLUNARG` in
-/// it must have a `pDrivers` that is NULL or valid for `driverCount` elements (Vulkan's valid
-/// usage of `vkCreateInstance`); a NULL `pDrivers` or a zero count is logged and ignored.
-pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) -> Option<DirectDrivers> {
-    // SAFETY: the caller passes a valid `pNext` chain.
-    let list = unsafe { vk_generated::find_in_chain::<VkDirectDriverLoadingListLUNARG>(info.pNext) };
-    let Some(list) = list else {
+/// The list chained to `info`, if the application chained one and enabled the extension; a NULL
+/// `pDrivers` or a zero count is logged and ignored.
+pub fn requested(info: InstanceCreateInfo<'_>, extension_enabled: bool) -> Option<DirectDrivers> {
+    let Some(list) = info.find::<VkDirectDriverLoadingListLUNARG>() else {
         if extension_enabled {
             log::log(
                 Level::WarnDriver,
@@ -54,7 +49,8 @@ pub unsafe fn requested(info: &VkInstanceCreateInfo, extension_enabled: bool) ->
              VK_DIRECT_DRIVER_LOADING_MODE_EXCLUSIVE_LUNARG, skipping system and environment variable driver search mechanisms.",
         );
     }
-    // SAFETY: the caller's contract covers the list's `pDrivers`.
+    // SAFETY: a structure of a valid create info's chain (`InstanceCreateInfo`): its `pDrivers`
+    // NULL or valid for `driverCount` elements.
     Some(DirectDrivers { exclusive, drivers: unsafe { drivers_of(list) } })
 }
 

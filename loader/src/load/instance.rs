@@ -10,8 +10,39 @@ use vk_generated::{DispatchTable, InstanceDispatchTable};
 
 use crate::debug::log::Level;
 use crate::ffi::name_of;
-use crate::load::driver::Driver;
+use crate::given::allocator::Allocator;
+use crate::given::instance_create_info::InstanceCreateInfo;
+use crate::load::calls::InstanceCalls;
+use crate::load::driver::{Driver, Gipa};
 use crate::loader_abi::InstanceDispatch;
+
+/// A driver's instance just created, with the table of its instance-level functions, which
+/// nothing else uses until it is handed over ([`into_parts`](Self::into_parts)) or destroyed.
+pub struct NewDriverInstance {
+    handle: VkInstance,
+    table: Box<InstanceDispatch>,
+    gipa: Gipa,
+}
+
+impl NewDriverInstance {
+    /// The instance's calls.
+    pub fn calls(&self) -> InstanceCalls<'_> {
+        // SAFETY: the driver's live instance, the table its vkGetInstanceProcAddr gave for it and
+        // that function, all owned by `self`.
+        unsafe { InstanceCalls::new(self.gipa, &self.table, self.handle) }
+    }
+
+    /// `vkDestroyInstance`: nothing can use the instance afterwards (`self` is gone).
+    pub fn destroy(self, allocator: Allocator<'_>) {
+        // SAFETY: the live instance, used by nothing else; the callbacks it was created with.
+        unsafe { self.calls().destroy(allocator.as_ptr()) };
+    }
+
+    /// The handle and table, for the loader's object that keeps them from now on.
+    pub fn into_parts(self) -> (VkInstance, Box<InstanceDispatch>) {
+        (self.handle, self.table)
+    }
+}
 
 /// The Vulkan 1.0 instance-level commands every driver must have: the loader calls them without
 /// checking (`vkEnumerateDeviceLayerProperties`, deprecated, is not among them).
@@ -38,7 +69,7 @@ const REQUIRED_DRIVER_COMMANDS: &[u16] = {
 /// # Safety
 /// `handle` must be a live instance `driver` created, not used by anything else until this
 /// returns (it is destroyed on error), and `allocator` NULL or the callbacks it was created with.
-pub unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
+unsafe fn driver_table(driver: &Driver, handle: VkInstance, allocator: *const VkAllocationCallbacks) -> Result<Box<InstanceDispatch>, String> {
     let gipa = driver.get_instance_proc_addr;
     // SAFETY: the driver's GetInstanceProcAddr with its own live instance and a NUL-terminated name.
     let proc_addr = |name: &CStr| unsafe { gipa(handle, name.as_ptr()) };
@@ -85,20 +116,33 @@ fn driver_instance_version(driver: &Driver) -> u32 {
     reported.unwrap_or(version_1_0)
 }
 
-/// Creates one driver's instance with the extensions it supports and an API version it accepts;
-/// returns its handle and the extensions it was given.
-///
-/// # Safety
-/// `info` must be a valid `VkInstanceCreateInfo` (its `pApplicationInfo` NULL or valid, its `pNext`
-/// chain valid), as Vulkan requires of the application's, and `allocator` NULL or valid
-/// callbacks. Neither is written: the driver gets a copy with its own extensions and version.
-pub unsafe fn create_driver_instance(
+/// Creates one driver's instance with the extensions it supports and an API version it accepts,
+/// and its table (a driver lacking a required command has its instance destroyed and is
+/// refused); returns them and the extensions it was given. What the application passed is not
+/// written: the driver gets a copy with its own extensions and version.
+pub fn create_driver_instance(
     driver: &Driver,
     supported: &[VkExtensionProperties],
-    info: &VkInstanceCreateInfo,
+    info: InstanceCreateInfo<'_>,
     requested: &[&CStr],
     api_version: u32,
-    allocator: *const VkAllocationCallbacks,
+    allocator: Allocator<'_>,
+) -> Result<(NewDriverInstance, ExtensionSet), String> {
+    let (handle, extensions) = create_instance(driver, supported, info, requested, api_version, allocator)?;
+    // SAFETY: the instance the driver just created, used by nothing else; the callbacks it was
+    // created with.
+    let table = unsafe { driver_table(driver, handle, allocator.as_ptr()) }?;
+    Ok((NewDriverInstance { handle, table, gipa: driver.get_instance_proc_addr }, extensions))
+}
+
+/// The driver's `vkCreateInstance` for [`create_driver_instance`].
+fn create_instance(
+    driver: &Driver,
+    supported: &[VkExtensionProperties],
+    info: InstanceCreateInfo<'_>,
+    requested: &[&CStr],
+    api_version: u32,
+    allocator: Allocator<'_>,
 ) -> Result<(VkInstance, ExtensionSet), String> {
     let Some(create) = driver.global(c"vkCreateInstance") else {
         return Err("no vkCreateInstance".into());
@@ -109,15 +153,14 @@ pub unsafe fn create_driver_instance(
     let given = given_extensions(driver, |name| supported.iter().any(|p| name_of(p) == name.to_bytes()), requested, api_version);
     let driver_version = driver_instance_version(driver);
     let extensions: Vec<*const c_char> = given.iter().map(|e| e.as_ptr()).collect();
-    // SAFETY: the caller passes a create info whose `pApplicationInfo` is NULL or valid.
-    let mut app_info = unsafe { info.pApplicationInfo.as_ref() }.copied();
+    let mut app_info = info.application_info().copied();
     // A 1.0-only driver must be given apiVersion 1.0.
     if let Some(app) = app_info.as_mut() {
         if vk_generated::api_version_major_minor(driver_version) == (1, 0) && api_version > driver_version {
             app.apiVersion = vk_generated::make_api_version(0, 1, 0, 0);
         }
     }
-    let mut driver_info = *info;
+    let mut driver_info = *info.raw();
     driver_info.pApplicationInfo = app_info.as_ref().map_or(std::ptr::null(), |a| a as *const _);
     driver_info.enabledExtensionCount = extensions.len() as u32;
     driver_info.ppEnabledExtensionNames = extensions.as_ptr();
@@ -125,13 +168,13 @@ pub unsafe fn create_driver_instance(
     driver_info.ppEnabledLayerNames = std::ptr::null();
     // Portability enumeration is the loader's business unless the driver has the extension too.
     if !given.contains(&c"VK_KHR_portability_enumeration") {
-        driver_info.flags = VkInstanceCreateFlags(info.flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
+        driver_info.flags = VkInstanceCreateFlags(info.raw().flags.0 & !VkInstanceCreateFlags::ENUMERATE_PORTABILITY_BIT_KHR.0);
     }
     let mut handle = VkInstance::NULL;
-    // SAFETY: `driver_info` is the caller's valid create info with pointers to this function's
-    // locals (`app_info`, `extensions`, whose names `requested` keeps alive) put in; `allocator`
-    // is NULL or valid; `handle` is a place for one instance.
-    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| unsafe { f(&driver_info, allocator, &mut handle) });
+    // SAFETY: `driver_info` is the caller's valid create info (`InstanceCreateInfo`) with pointers
+    // to this function's locals (`app_info`, `extensions`, whose names `requested` keeps alive) put
+    // in; `allocator` is NULL or valid (`Allocator`); `handle` is a place for one instance.
+    let result = create.map_or(VkResult::ERROR_INITIALIZATION_FAILED, |f| unsafe { f(&driver_info, allocator.as_ptr(), &mut handle) });
     if result != VkResult::SUCCESS {
         return Err(format!("its vkCreateInstance returned {result:?}"));
     }

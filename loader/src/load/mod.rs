@@ -1,5 +1,6 @@
 //! Opening libraries and negotiating with them: drivers from their manifests (`driver`) or handed
-//! over by the application (`direct`), and layers (`layer`).
+//! over by the application (`direct`), and layers (`layer`, and their pre-instance chains:
+//! `pre_instance`).
 
 pub mod calls;
 pub mod direct;
@@ -7,3 +8,4 @@ pub mod driver;
 pub mod fixed_queries;
 pub mod instance;
 pub mod layer;
+pub mod pre_instance;

@@ -4,6 +4,7 @@
 use vk_generated::DeviceDispatchTable;
 use vk_generated::types::*;
 
+use crate::load::calls::DeviceCalls;
 use crate::loader_abi::UnknownSlots;
 
 /// What the first word of a loader-managed `VkDevice` points to. The table comes first, so the
@@ -42,6 +43,62 @@ impl DeviceData {
         // before it is installed there and freed only by vkDestroyDevice (after which the handle
         // is not live); once installed it changes only through its atomic unknown slots.
         unsafe { (*(device.0 as *const *const DeviceData)).as_ref() }
+    }
+}
+
+/// The loader's data for a device being created: owned here until the device points to it
+/// ([`install`](Self::install)), from then on the device's (freed by `vkDestroyDevice`); freed
+/// here if the creation fails. Kept as the pointer `Box::into_raw` gave, the one the device's
+/// first word gets, so that every later use derives from it.
+pub(crate) struct NewDeviceData(std::ptr::NonNull<DeviceData>);
+
+impl NewDeviceData {
+    /// Empty data for a device about to be created (the table is filled once it exists), with
+    /// `unknown` its unknown-command slots; `chain_gdpa` is the top layer's `vkGetDeviceProcAddr`
+    /// when there are layers.
+    pub fn new(chain_gdpa: PFN_vkGetDeviceProcAddr, unknown: UnknownSlots) -> NewDeviceData {
+        let data = Box::new(DeviceData {
+            table: DeviceDispatchTable::default(),
+            unknown,
+            driver_gdpa: None,
+            chain_gdpa,
+            wsi: Default::default(),
+            debug_objects: Default::default(),
+            core_version_limit: u32::MAX,
+        });
+        NewDeviceData(std::ptr::NonNull::from(Box::leak(data)))
+    }
+
+    /// The data, to fill. Not while the layers' chain runs: its terminator fills it then through
+    /// [`as_ptr`](Self::as_ptr).
+    pub fn get_mut(&mut self) -> &mut DeviceData {
+        // SAFETY: a live box of ours, which no device points to yet (or whose device is not handed
+        // out yet), so nothing else refers to it while this borrow of `self` lasts.
+        unsafe { self.0.as_mut() }
+    }
+
+    /// The data's address, for the terminator of the layers' chain and for the device's first word.
+    pub fn as_ptr(&self) -> *mut DeviceData {
+        self.0.as_ptr()
+    }
+
+    /// Hands the data over to `device`, whose first word now points to it.
+    pub fn install(self, device: DeviceCalls) {
+        device.set_dispatch(self.as_ptr().cast_const().cast());
+        std::mem::forget(self);
+    }
+
+    /// Hands the data over to the device the driver created, which the terminator of the layers'
+    /// chain pointed to it (the device the layers return is their own).
+    pub fn leave_to_driver_device(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for NewDeviceData {
+    fn drop(&mut self) {
+        // SAFETY: the box `new` leaked, which no device was handed out with.
+        drop(unsafe { Box::from_raw(self.0.as_ptr()) });
     }
 }
 

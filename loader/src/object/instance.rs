@@ -11,6 +11,8 @@ use vk_generated::types::*;
 
 use crate::debug::log::Level;
 use crate::debug::messengers::{Callback, Messengers, Scope};
+use crate::given::allocator::Allocator;
+use crate::load::calls::InstanceCalls;
 use crate::load::driver::Driver;
 use crate::load::fixed_queries::FixedQueries;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
@@ -51,6 +53,26 @@ impl DriverInstance {
 
     pub fn has_extension(&self, name: &[u8]) -> bool {
         vk_generated::lookup::extension(name).is_some_and(|id| self.extensions.contains(id))
+    }
+
+    /// The instance's calls: the live driver's, once a lazy driver is loaded.
+    pub fn calls(&self) -> InstanceCalls<'_> {
+        let (table, handle) = self.live();
+        // SAFETY: a `DriverInstance` holds, from its creation in `chain::drivers` until it is
+        // destroyed (`destroy`, or `Instance::destroy_drivers`, after which the loader's instance
+        // is freed, not called), a driver's live instance with the table its
+        // vkGetInstanceProcAddr gave for it, or a lazy driver's front table and handle; `live`
+        // gives the live driver's once it is loaded, and `live_driver` is the driver of whichever
+        // it gives. Both live as long as `self`.
+        unsafe { InstanceCalls::new(self.live_driver().get_instance_proc_addr, table, handle) }
+    }
+
+    /// `vkDestroyInstance` on the driver's instance, which nothing can call afterwards (`self` is
+    /// gone).
+    pub fn destroy(self, allocator: Allocator<'_>) {
+        // SAFETY: the live instance (`calls`), used by nothing else once `self` is consumed; the
+        // callbacks it was created with (`Allocator`).
+        unsafe { self.calls().destroy(allocator.as_ptr()) };
     }
 }
 
@@ -104,6 +126,20 @@ impl Instance {
     pub unsafe fn from_handle<'a>(handle: VkInstance) -> Option<&'a Instance> {
         // SAFETY: NULL or a live `Instance` the loader boxed (this function's contract).
         unsafe { (handle.0 as *const Instance).as_ref() }
+    }
+
+    /// The loader instance owning a physical device the loader handed out (terminator-level or
+    /// trampoline-level: both are `TerminatorPhysicalDevice`s).
+    ///
+    /// # Safety
+    /// `handle` must be a `VkPhysicalDevice` this loader returned, or NULL.
+    pub unsafe fn of_physical_device<'a>(handle: VkPhysicalDevice) -> Option<&'a Instance> {
+        if handle.is_null() {
+            return None;
+        }
+        // SAFETY: a physical device this loader returned (the caller's promise) is a live
+        // `TerminatorPhysicalDevice`, whose `instance` is its live loader instance.
+        unsafe { ((*(handle.0 as *const TerminatorPhysicalDevice)).instance as *const Instance).as_ref() }
     }
 
     /// The table the instance's handles dispatch through (set once, before they are handed out).
@@ -334,10 +370,55 @@ impl PhysicalDevice {
 /// handle the application still holds never dangles.
 #[derive(Default)]
 pub struct PhysicalDevices {
-    /// Every wrapper made for the instance; boxed, so the handles stay put.
-    pub(crate) all: Mutex<Vec<Box<PhysicalDevice>>>,
+    /// Every wrapper made for the instance; boxed, so the handles stay put. Only ever added to
+    /// (in this module), so a wrapper lives as long as this list.
+    all: Mutex<Vec<Box<PhysicalDevice>>>,
     /// After the last refresh: how many devices were found when a loader settings file's
     /// `device_configurations` named none of them (see [`PhysicalDevices::none_matched`]).
     pub(crate) none_matched: std::sync::atomic::AtomicU32,
+}
+
+impl PhysicalDevices {
+    /// The wrapper of each item, in order: the first for which `same` holds, or one `make` makes,
+    /// kept from now on; and for each item found already, its wrapper's position in the list and
+    /// the item's index (what the Khronos loader's debug log calls copying an old device).
+    pub fn find_or_add<T>(&self, items: &[T], same: impl Fn(&PhysicalDevice, &T) -> bool, make: impl Fn(&T) -> Box<PhysicalDevice>) -> (Vec<&PhysicalDevice>, Vec<(usize, usize)>) {
+        let mut all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut kept = Vec::new();
+        let positions: Vec<usize> = items
+            .iter()
+            .enumerate()
+            .map(|(index, item)| match all.iter().position(|d| same(d, item)) {
+                Some(position) => {
+                    kept.push((position, index));
+                    position
+                }
+                None => {
+                    all.push(make(item));
+                    all.len() - 1
+                }
+            })
+            .collect();
+        // SAFETY: wrappers of `all`, for `&self`.
+        (positions.into_iter().map(|i| unsafe { Self::lend(&all[i]) }).collect(), kept)
+    }
+
+    /// The wrapper behind `handle`, if it is one of this instance's terminator-level devices.
+    pub fn find(&self, handle: VkPhysicalDevice) -> Option<&PhysicalDevice> {
+        let all = self.all.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        // SAFETY: a wrapper of `all`, for `&self`.
+        all.iter().find(|d| d.handle() == handle).map(|d| unsafe { Self::lend(d) })
+    }
+
+    /// A wrapper of the list, for as long as the list lives (not only while its lock is held).
+    ///
+    /// # Safety
+    /// `wrapper` must be one of `all`'s, and `'a` no longer than the list's borrow: its boxes are
+    /// never dropped or moved out while the list lives (it only grows, in this module), and are
+    /// changed only through their atomics.
+    unsafe fn lend<'a>(wrapper: &PhysicalDevice) -> &'a PhysicalDevice {
+        // SAFETY: this function's contract.
+        unsafe { &*(wrapper as *const PhysicalDevice) }
+    }
 }
 

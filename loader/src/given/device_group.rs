@@ -23,7 +23,7 @@ use crate::debug::log::{self, Level};
 /// # Safety
 /// `info` must be a valid `VkDeviceCreateInfo`: its chain NULL-terminated, each element a valid
 /// structure of the type its sType names, the group's array valid for its count.
-pub(crate) unsafe fn with_device_group_handles(
+pub(super) unsafe fn with_device_group_handles(
     info: &VkDeviceCreateInfo,
     map: impl Fn(VkPhysicalDevice) -> Option<VkPhysicalDevice>,
     create: impl FnOnce(&VkDeviceCreateInfo) -> VkResult,

@@ -6,11 +6,12 @@
 //! registry does not know as extending `VkInstanceCreateInfo` makes the copy fail, and the
 //! instance's drivers are then loaded at once, as without the cache.
 
-use std::ffi::CStr;
 use std::sync::Arc;
 
 use vk_generated::deep_copy::DeepCopy;
 use vk_generated::types::*;
+
+use crate::given::instance_create_info::InstanceCreateInfo;
 
 pub struct KeptCreateInfo {
     /// Owns everything `info` points to.
@@ -26,29 +27,28 @@ unsafe impl Send for KeptCreateInfo {}
 unsafe impl Sync for KeptCreateInfo {}
 
 impl KeptCreateInfo {
-    /// # Safety
-    /// `info` must be a valid create info, as `vkCreateInstance` accepts it (the terminator's):
-    /// its arrays valid for their counts, its names NUL-terminated, its chain valid.
-    pub unsafe fn new(info: &VkInstanceCreateInfo, api_version: u32) -> Result<Arc<KeptCreateInfo>, String> {
-        let mut shallow = *info;
-        // SAFETY: a valid chain (this function's contract).
-        shallow.pNext = unsafe { crate::ffi::skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO) };
+    /// A deep copy of `info`; why not, when its chain holds a structure the loader cannot copy.
+    pub fn new(info: InstanceCreateInfo<'_>, api_version: u32) -> Result<Arc<KeptCreateInfo>, String> {
+        let mut shallow = *info.raw();
+        // SAFETY: a valid chain (`InstanceCreateInfo`).
+        shallow.pNext = unsafe { crate::ffi::skip_loader_structs(shallow.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO) };
         let mut copy = DeepCopy::new();
-        // SAFETY: the valid create info (this function's contract), its chain without the
-        // loader's own structures at its head.
+        // SAFETY: the valid create info (`InstanceCreateInfo`), its chain without the loader's own
+        // structures at its head.
         let copied = unsafe { copy.instance_create_info(&shallow) }
             .map_err(|s_type| format!("its create info chains a structure the loader cannot keep (sType {})", s_type.0))?;
         Ok(Arc::new(KeptCreateInfo { _copy: copy, info: copied, api_version }))
     }
 
-    pub fn info(&self) -> &VkInstanceCreateInfo {
-        // SAFETY: owned by `_copy`, which lives as long as `self`.
-        unsafe { &*self.info }
+    /// The copy, as valid as the create info it was made from.
+    pub fn info(&self) -> InstanceCreateInfo<'_> {
+        // SAFETY: owned by `_copy`, which lives as long as `self`: a deep copy of a valid create
+        // info, whose arrays, names and chain it holds too.
+        unsafe { InstanceCreateInfo::new(&*self.info) }
     }
 
     /// The extensions the application enabled.
-    pub fn requested(&self) -> Vec<&CStr> {
-        // SAFETY: copied arrays of NUL-terminated names.
-        unsafe { crate::ffi::names(self.info().ppEnabledExtensionNames, self.info().enabledExtensionCount) }
+    pub fn requested(&self) -> Vec<&std::ffi::CStr> {
+        self.info().extension_names()
     }
 }
