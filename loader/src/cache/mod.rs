@@ -64,6 +64,7 @@ pub mod inputs;
 pub mod key;
 pub mod launch;
 pub mod profile;
+mod reader;
 pub mod record;
 
 use vk_generated::types::VkExtensionProperties;
