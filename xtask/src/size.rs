@@ -64,7 +64,7 @@ pub fn report(library: &Path, khronos: Option<&Path>, scratch: &Path) -> Result<
     }
     out += "\nsections of the stripped library (bytes):\n";
     let mut sections = sections(&stripped)?;
-    sections.sort_by(|a, b| b.1.cmp(&a.1));
+    sections.sort_by_key(|s| std::cmp::Reverse(s.1));
     for (name, bytes) in sections.iter().filter(|(_, b)| *b >= 1024) {
         out += &format!("  {name:<20} {bytes:>9}\n");
     }
