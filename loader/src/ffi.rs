@@ -23,11 +23,20 @@ use crate::debug::log::{self, Level};
 pub fn guard<T>(name: &str, fallback: T, body: impl FnOnce() -> T) -> T {
     match catch_unwind(AssertUnwindSafe(body)) {
         Ok(value) => value,
-        Err(_) => {
-            log::write(Level::Error, &format!("{name}: internal error (panic caught at the API boundary)"));
+        Err(payload) => {
+            caught(name, payload);
             fallback
         }
     }
+}
+
+/// The panic branch of every [`guard`], compiled once rather than in each entry point: the line
+/// that says so, and the payload dropped here.
+#[cold]
+#[inline(never)]
+fn caught(name: &str, payload: Box<dyn std::any::Any + Send>) {
+    drop(payload);
+    log::write(Level::Error, &format!("{name}: internal error (panic caught at the API boundary)"));
 }
 
 /// Vulkan's two-call idiom: with `out` NULL, report the count; else copy up to `*count` items and

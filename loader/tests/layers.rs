@@ -714,12 +714,12 @@ fn requested_layers_of_the_wrong_class_are_named_each() {
     assert!(err.contains("Requested layer \"VK_LAYER_TEST_missing\" failed to load!"), "{err}");
 }
 
-/// A library is opened with every symbol bound (`RTLD_NOW`): a layer calling a function nothing
-/// defines is skipped with the dynamic linker's words by every process, never taken for bound
-/// (bound at its first call, it would end the process there); the good layers beside it, one
-/// named by a bare file name (as Debian's are), load in every process.
+/// A library is opened as the Khronos loader opens it, each symbol bound at its first call
+/// (`RTLD_LAZY`): a layer calling a function nothing defines is accepted, and the process ends at
+/// that call with the dynamic linker's words, as under the Khronos loader. Its manifest beside
+/// them, the good layers, one named by a bare file name (as Debian's are), load in every process.
 #[test]
-fn a_layer_with_an_unbound_symbol_is_skipped_by_every_process() {
+fn a_layer_with_an_unbound_symbol_ends_the_process_at_its_first_call() {
     let s = setup("binding");
     vk_test_layer::install::install(&common::test_layer(), &s.explicit, "good", "").unwrap();
     let unbound = common::preload_library(&s.dir, "unbound_layer");
@@ -730,20 +730,26 @@ fn a_layer_with_an_unbound_symbol_is_skipped_by_every_process() {
     std::fs::create_dir_all(&search).unwrap();
     std::fs::copy(common::test_layer(), search.join(bare)).unwrap();
     let cache = s.dir.join("cache");
-    for _ in 0..2 {
-        let env = [
-            ("VK_INSTANCE_LAYERS", "VK_LAYER_TEST_unbound:VK_LAYER_TEST_good:VK_LAYER_TEST_bare"),
+    let env = |layers| {
+        [
+            ("VK_INSTANCE_LAYERS", layers),
             ("VK_TEST_LAYER_LOG", "1"),
             ("VK_LOADER_DEBUG", "error"),
             ("XDG_CACHE_HOME", cache.to_str().unwrap()),
             ("LD_LIBRARY_PATH", search.to_str().unwrap()),
-        ];
-        let (out, err) = s.run(&env);
+        ]
+    };
+    for _ in 0..2 {
+        let (out, err) = s.run(&env("VK_LAYER_TEST_good:VK_LAYER_TEST_bare"));
         assert!(out.contains("RESULT VK_SUCCESS") && out.contains("TEST_LAYER GOOD vkCreateInstance"), "{out}{err}");
         assert!(out.contains("TEST_LAYER BARE vkCreateInstance"), "{out}{err}");
-        let skipped = err.lines().find(|l| l.contains("layer VK_LAYER_TEST_unbound (") && l.contains(" skipped: "));
-        assert!(skipped.is_some_and(|l| l.contains("undefined symbol: vk_test_function_nothing_defines")), "{err}");
     }
+    let mut all = vec![("VK_DRIVER_FILES", p(&s.driver)), ("VK_LAYER_PATH", p(&s.explicit)), ("VK_IMPLICIT_LAYER_PATH", p(&s.implicit))];
+    all.extend(env("VK_LAYER_TEST_unbound:VK_LAYER_TEST_good").iter().map(|(k, v)| (*k, v.to_string())));
+    let (ok, out, err) = common::child("layers", &all);
+    assert!(!ok && !out.contains("RESULT VK_SUCCESS"), "{out}{err}");
+    assert!(err.contains("undefined symbol: vk_test_function_nothing_defines"), "{out}{err}");
+    assert!(!err.contains("layer VK_LAYER_TEST_unbound ("), "not skipped, opened as the Khronos loader opens it:\n{err}");
 }
 
 /// A layer the environment names whose library cannot be used is skipped with a line naming it,

@@ -2,7 +2,7 @@
 //!
 //! Runtime benchmarks live in the `loader-bench` crate (tests/bench), so xtask stays light: we
 //! build it, our `libvulkan.so` and the test driver in release mode and pass its output through.
-//! `build-time` is measured here. With no benchmark named, `loaders` runs (ours against the
+//! `build-time` is measured here, `size` in `size.rs`. With no benchmark named, `loaders` runs (ours against the
 //! system loader, the issue's whole list).
 
 use std::process::Command;
@@ -14,6 +14,7 @@ const PROGRAM_BENCHMARKS: &[&str] = &["loaders", "lookup", "real-driver", "layer
 pub fn main(args: &[String]) -> Result<(), String> {
     match args.first().map(String::as_str) {
         Some("build-time") => build_time(&args[1..]),
+        Some("size") => crate::size::main(&args[1..]),
         Some(name) if PROGRAM_BENCHMARKS.contains(&name) => program(args),
         None | Some("--json" | "--khronos") => program(&[["loaders".to_string()].as_slice(), args].concat()),
         Some(other) => Err(format!(

@@ -11,8 +11,9 @@ mod package_install_test;
 mod regen;
 mod run;
 mod safety_docs;
-mod unsafe_count;
+mod size;
 mod test;
+mod unsafe_count;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -73,6 +74,10 @@ subcommands:
       pre-instance probe, create, + enumerate, + properties; ours with the driver cache off, cold
       and warm against the system loader (and PATH): time, driver libraries mapped, GPU device
       files open, resident memory; medians of 11 processes, ratios to the system loader
+  bench size [--khronos PATH]
+      the release libvulkan.so stripped as the package ships it (target <= 1 MiB; with PATH, the
+      ratio to that library stripped the same way), its sections, and its code and named data by
+      crate, the loader's own by top-level module (nm on the unstripped build)
   bench build-time
       release build times from clean: vk-generated alone, and libvulkan.so (loader + vk-generated)
   fuzz [--seconds N] [TARGET...]
@@ -104,7 +109,7 @@ subcommands:
       integration tests that drive the FFI paths with -Zsanitizer=address (into target/asan, or
       DIR) and runs them (those that need valgrind or the release build left out); fails on a report
   modules [--crate DIR] [--check] [--edges]
-      which modules of a crate (DIR, default loader/src) name which others through `crate::`:
+      which modules of a crate (DIR, default loader/src) name which others through `crate::`, `super::` and `self::` paths:
       the number of modules and edges, the circles (strongly connected components) among the
       top-level modules and inside each folder with a shortest cycle through the largest, and
       the ten modules with the largest fan-out

@@ -1,5 +1,5 @@
 //! `cargo xtask modules [--crate DIR] [--check]`: which modules of a crate name which others through
-//! `crate::`, and the circles (strongly connected components) among them, at the top level and
+//! `crate::`, `super::` or `self::` paths, and the circles (strongly connected components) among them, at the top level and
 //! inside each folder (issue 15's measure of "no circle of modules").
 //!
 //! The scan works on tokens (proc-macro2), so comments and string literals never count, and paths
@@ -101,10 +101,9 @@ impl ModuleGraph {
                     .map_err(|e| format!("cannot read {}: {e}", file.display()))?;
                 let tokens = TokenStream::from_str(&text)
                     .map_err(|e| format!("cannot lex {}: {e}", file.display()))?;
-                Ok((
-                    module_path(file.strip_prefix(dir).expect("found under dir")),
-                    crate_paths(tokens),
-                ))
+                let module = module_path(file.strip_prefix(dir).expect("found under dir"));
+                let paths = crate_paths(tokens, &module);
+                Ok((module, paths))
             })
             .collect::<Result<_, String>>()?;
         let modules: BTreeSet<ModPath> = named.iter().map(|(module, _)| module.clone()).collect();
@@ -193,19 +192,47 @@ fn module_path(file: &Path) -> ModPath {
     path
 }
 
-/// Every path the tokens name through `crate::` (or `$crate::`), without the `crate`; a group
-/// (`crate::{a, b::c}`) gives one path per member.
-fn crate_paths(tokens: TokenStream) -> Vec<ModPath> {
+/// Every path the tokens of module `here` name through `crate::` (or `$crate::`), `super::` (one
+/// or more) or `self::`, as a path from the crate root (without the `crate`); a group
+/// (`crate::{a, b::c}`) gives one path per member. An inline module (`mod tests { use super::*; }`)
+/// is a module below `here`: its `super` is `here`.
+fn crate_paths(tokens: TokenStream, here: &[String]) -> Vec<ModPath> {
     let tokens: Vec<TokenTree> = tokens.into_iter().collect();
     let mut out = Vec::new();
     let mut i = 0;
+    let after_path_sep = |i: usize| i >= 2 && is_path_sep(&tokens[i - 2..]);
     while i < tokens.len() {
         match &tokens[i] {
             TokenTree::Ident(id) if id == "crate" && is_path_sep(&tokens[i + 1..]) => {
                 i += 3 + follow_path(&tokens[i + 3..], Vec::new(), &mut out);
                 continue;
             }
-            TokenTree::Group(group) => out.extend(crate_paths(group.stream())),
+            TokenTree::Ident(id) if (id == "super" || id == "self") && is_path_sep(&tokens[i + 1..]) && !after_path_sep(i) => {
+                let mut base = here.to_vec();
+                if id == "super" {
+                    base.pop();
+                    i += 3;
+                    while matches!(tokens.get(i), Some(TokenTree::Ident(id)) if id == "super") && is_path_sep(&tokens[i + 1..]) {
+                        base.pop();
+                        i += 3;
+                    }
+                } else {
+                    i += 3;
+                }
+                i += follow_path(&tokens[i..], base, &mut out);
+                continue;
+            }
+            TokenTree::Ident(id) if id == "mod" => {
+                if let (Some(TokenTree::Ident(name)), Some(TokenTree::Group(body))) = (tokens.get(i + 1), tokens.get(i + 2)) {
+                    if body.delimiter() == Delimiter::Brace {
+                        let inner = [here, &[name.to_string()]].concat();
+                        out.extend(crate_paths(body.stream(), &inner));
+                        i += 3;
+                        continue;
+                    }
+                }
+            }
+            TokenTree::Group(group) => out.extend(crate_paths(group.stream(), here)),
             _ => {}
         }
         i += 1;
@@ -451,8 +478,13 @@ mod tests {
 
     /// The paths a snippet names through `crate::`, joined with `::`.
     fn paths(source: &str) -> Vec<String> {
+        paths_in("", source)
+    }
+
+    /// The paths a snippet of module `here` (`a::b` form) names, from the crate root.
+    fn paths_in(here: &str, source: &str) -> Vec<String> {
         let tokens = TokenStream::from_str(source).expect("lexes");
-        crate_paths(tokens).iter().map(|p| p.join("::")).collect()
+        crate_paths(tokens, &m(here)).iter().map(|p| p.join("::")).collect()
     }
 
     /// A module path from `a::b` form.
@@ -488,7 +520,7 @@ mod tests {
             ),
             (
                 "d/other.rs",
-                "pub fn x() { println!(\"{}\", crate::d::inner::y()); }",
+                "pub fn x() { println!(\"{}\", super::inner::y()); }",
             ),
         ];
         for (name, text) in files {
@@ -507,6 +539,13 @@ mod tests {
         );
         assert_eq!(paths("$crate::log::wanted($level)"), ["log::wanted"]);
         assert_eq!(paths("crate::a::B::<T>::new()"), ["a::B"]);
+    }
+
+    #[test]
+    fn super_and_self_paths_are_followed_from_the_module_they_are_in() {
+        let source = "use super::c::X; use super::{d, e::F}; fn f() { super::super::g::h(); self::i::j(); a::super_x(); }\n\
+                      pub(super) fn k() {} mod tests { use super::*; use super::super::l; }";
+        assert_eq!(paths_in("a::b", source), ["a::c::X", "a::d", "a::e::F", "g::h", "a::b::i::j", "a::b", "a::l"]);
     }
 
     #[test]

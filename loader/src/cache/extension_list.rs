@@ -7,7 +7,7 @@
 use vk_generated::types::VkExtensionProperties;
 
 use super::profile::Span;
-use super::record::Reader;
+use super::reader::Reader;
 use crate::ffi::{extension_properties_of, name_of};
 
 /// Bound on a list's length: a file past it is not ours.

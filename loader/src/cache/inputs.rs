@@ -212,7 +212,7 @@ pub fn configuration_files() -> Result<Vec<(String, u64)>, String> {
         };
         found.push((path, identity));
     }
-    found.sort();
+    found.sort_unstable();
     found.dedup();
     Ok(found)
 }

@@ -64,6 +64,7 @@ pub mod inputs;
 pub mod key;
 pub mod launch;
 pub mod profile;
+mod reader;
 pub mod record;
 
 use vk_generated::types::VkExtensionProperties;
@@ -310,7 +311,7 @@ impl Session {
             let mut entries = Vec::new();
             platform::for_each_environment_entry(|entry| entries.push(entry.to_vec()));
             named.extend(key::environment_by_name(entries.iter().map(Vec::as_slice)));
-            named.sort();
+            named.sort_unstable();
             self.named = Some(named);
         }
         self.named.as_deref().unwrap_or_default()
@@ -659,7 +660,7 @@ fn keep_latest_applications(dir: &str, keep: usize) {
         .map(|name| format!("{dir}/{name}"))
         .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
         .collect();
-    files.sort();
+    files.sort_unstable();
     let excess = files.len().saturating_sub(keep);
     for (_, path) in files.into_iter().take(excess) {
         let _ = platform::write::remove_file(&path);

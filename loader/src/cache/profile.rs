@@ -10,6 +10,7 @@
 use std::sync::Arc;
 
 use super::key::Digest;
+use super::reader::Reader;
 
 /// Bounds: a profile past them is not ours, or not worth keeping.
 pub const MAX_DEVICES: usize = 16;
@@ -248,16 +249,16 @@ impl Stored {
                 let mut profile = Profile { application: self.application, ..Profile::default() };
                 // Checked when the file was read: a failure here cannot happen, and would only
                 // leave the profile empty (no device answered from it).
-                let _ = body(&mut super::record::Reader(self.bytes.bytes()), self.application, Some((&self.bytes, &mut profile)));
+                let _ = body(&mut Reader(self.bytes.bytes()), self.application, Some((&self.bytes, &mut profile)));
                 std::sync::Arc::new(profile)
             })
         })
     }
 }
 
-/// Appends `profiles` to an entry's bytes.
-pub(super) fn encode(out: &mut Vec<u8>, profiles: &Profiles) {
-    let profiles = &profiles.list[..profiles.list.len().min(super::record::MAX_DEVICE_RECORDS)];
+/// Appends `profiles`, the first `limit` of them, to an entry's bytes.
+pub(super) fn encode(out: &mut Vec<u8>, profiles: &Profiles, limit: usize) {
+    let profiles = &profiles.list[..profiles.list.len().min(limit)];
     out.push(profiles.len() as u8);
     for stored in profiles {
         out.extend_from_slice(&stored.application.to_le_bytes());
@@ -296,11 +297,11 @@ fn encode_body(out: &mut Vec<u8>, p: &Profile) {
 }
 
 /// Reads what [`encode`] wrote, checking all of it but keeping each profile's bytes undecoded;
-/// `None` when anything is out of bounds or inconsistent. `r` reads the end of `file`, which the
-/// profiles keep a share of.
-pub(super) fn decode(r: &mut super::record::Reader, file: &Span) -> Option<Profiles> {
+/// `None` when anything is out of bounds or inconsistent (more than `limit` profiles). `r` reads
+/// the end of `file`, which the profiles keep a share of.
+pub(super) fn decode(r: &mut Reader, file: &Span, limit: usize) -> Option<Profiles> {
     let count = r.u8()? as usize;
-    if count > super::record::MAX_DEVICE_RECORDS {
+    if count > limit {
         return None;
     }
     let mut list = Vec::with_capacity(count);
@@ -316,7 +317,7 @@ pub(super) fn decode(r: &mut super::record::Reader, file: &Span) -> Option<Profi
 /// Reads one profile's encoding after its application digest, checking every bound and the
 /// answers' order; fills the profile of `out` if given (its answers sharing the span that `r`
 /// reads the end of), else only checks, allocating nothing.
-fn body(r: &mut super::record::Reader, application: u64, mut out: Option<(&Span, &mut Profile)>) -> Option<()> {
+fn body(r: &mut Reader, application: u64, mut out: Option<(&Span, &mut Profile)>) -> Option<()> {
     let device_count = r.u8()? as usize;
     if device_count > MAX_DEVICES {
         return None;

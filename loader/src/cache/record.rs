@@ -28,6 +28,7 @@ use super::key::Key;
 use crate::platform::digest::checksum;
 use super::extension_list::ExtensionList;
 use super::profile::{self, Profile, Profiles, Span};
+use super::reader::Reader;
 
 /// The file's first bytes.
 const MAGIC: &[u8; 8] = b"VKLDRVC\0";
@@ -154,7 +155,7 @@ pub fn encode(entries: &[Entry]) -> Vec<u8> {
             put_str16(&mut body, name);
             body.extend_from_slice(&digest.to_le_bytes());
         }
-        profile::encode(&mut body, &e.profiles);
+        profile::encode(&mut body, &e.profiles, MAX_DEVICE_RECORDS);
     }
     let mut file = Vec::with_capacity(24 + body.len());
     file.extend_from_slice(MAGIC);
@@ -249,7 +250,7 @@ fn entry(r: &mut Reader, file: &Span) -> Option<Entry> {
     for _ in 0..input_count {
         inputs.push((r.str16()?, r.u64()?));
     }
-    let profiles = profile::decode(r, file)?;
+    let profiles = profile::decode(r, file, MAX_DEVICE_RECORDS)?;
     Some(Entry { manifest_path, key, written, library_resolved, interface_version, instance_version, extensions, devices, inputs, profiles })
 }
 
@@ -258,36 +259,6 @@ fn put_str16(out: &mut Vec<u8>, text: &str) {
     let bytes = &text.as_bytes()[..text.len().min(u16::MAX as usize)];
     out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
     out.extend_from_slice(bytes);
-}
-
-/// A cursor over untrusted bytes: every read is checked against what is left.
-pub(super) struct Reader<'a>(pub(super) &'a [u8]);
-
-impl<'a> Reader<'a> {
-    pub(super) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-    pub(super) fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    pub(super) fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
-    }
-    pub(super) fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    pub(super) fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn str16(&mut self) -> Option<String> {
-        let len = self.u16()? as usize;
-        Some(std::str::from_utf8(self.take(len)?).ok()?.to_string())
-    }
 }
 
 #[cfg(test)]

@@ -114,9 +114,17 @@ pub fn wanted(level: Level) -> bool {
 macro_rules! log {
     ($level:expr, $($format:tt)*) => {
         if $crate::debug::log::wanted($level) {
-            $crate::debug::log::out_of_line(|| $crate::debug::log::log($level, &format!($($format)*)));
+            $crate::debug::log::log_formatted($level, format_args!($($format)*));
         }
     };
+}
+
+/// What `log!` calls: the formatting and the logging, out of the caller's code and compiled once
+/// for every call site (a closure per site compiled them a hundred times).
+#[cold]
+#[inline(never)]
+pub fn log_formatted(level: Level, message: std::fmt::Arguments<'_>) {
+    log(level, &std::fmt::format(message));
 }
 
 /// Runs `f` in a function of its own, out of the caller's code: `log!` keeps its formatting out

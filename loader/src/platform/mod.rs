@@ -501,14 +501,15 @@ unsafe impl Send for Library {}
 unsafe impl Sync for Library {}
 
 impl Library {
-    /// Opens `path` with every symbol of the library and of its dependencies bound now
-    /// (`RTLD_NOW`): one that cannot be is an error here, and the driver or layer is skipped
-    /// with a line saying which, where binding at the first call (`RTLD_LAZY`, the Khronos
-    /// loader's way) would end the process there.
+    /// Opens `path` as the Khronos loader opens it, each symbol of the library and of its
+    /// dependencies bound at its first call (`RTLD_LAZY`): binding all of a driver's symbols up
+    /// front (`RTLD_NOW`) was the whole of the gap to the Khronos loader's start-up on a miss
+    /// (issue 49: with `LD_BIND_NOW=1` for both, 0.99). A symbol nothing defines then ends the
+    /// process at its first call, as it does under the Khronos loader (docs/compatibility.md).
     pub fn open(path: &str) -> Result<Library, String> {
         let c_path = CString::new(path).map_err(|_| "path contains NUL".to_string())?;
         // SAFETY: dlopen with a NUL-terminated path; dlerror read right after.
-        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        let handle = unsafe { libc::dlopen(c_path.as_ptr(), libc::RTLD_LAZY | libc::RTLD_LOCAL) };
         if handle.is_null() {
             return Err(dlerror());
         }

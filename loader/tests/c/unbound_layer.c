@@ -1,6 +1,6 @@
-/* A layer library that calls a function nothing defines: opened binding every symbol
- * (RTLD_NOW), it is refused; bound at the first call (RTLD_LAZY), it would be accepted and end the
- * process at that call. */
+/* A layer library that calls a function nothing defines: opened as the Khronos loader opens it,
+ * each symbol bound at its first call (RTLD_LAZY), it is accepted and ends the process at that
+ * call. */
 extern void vk_test_function_nothing_defines(void);
 
 void *vkGetInstanceProcAddr(void *instance, const char *name) {
