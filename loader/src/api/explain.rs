@@ -5,7 +5,7 @@ use std::ffi::c_char;
 
 use vk_generated::types::*;
 
-use crate::plan::{Plan, Recording};
+use crate::plan::Recording;
 use crate::plan::document::document;
 
 /// `vk-loader explain`: the plan for this process's environment. With `devices`, an instance is
@@ -24,7 +24,7 @@ pub fn explain(devices: bool) -> String {
     };
     let mut plan = recording.finish();
     plan.result = result.map(|r| format!("{r:?}"));
-    crate::api::explain::describe_process(&mut plan);
+    crate::api::process::describe_process(&mut plan);
     document(&plan)
 }
 
@@ -40,17 +40,6 @@ pub unsafe fn explain_as(path: &str) -> Result<(), String> {
     unsafe { crate::platform::explain_as(path)? };
     crate::cache::write_nothing();
     Ok(())
-}
-
-/// What a plan's document says beyond the decisions: the settings file in force, or the one that
-/// exists and why it gives nothing; the executable decided for and its driver cache records.
-pub(crate) fn describe_process(plan: &mut Plan) {
-    plan.settings_file = crate::manifest::settings::current().map(|s| s.path.clone());
-    if plan.settings_file.is_none() {
-        plan.settings_file_unused = crate::manifest::settings::why_unused();
-    }
-    plan.executable = crate::cache::executable_name();
-    plan.cache_records = plan.executable.as_deref().map(crate::cache::recorded_for).unwrap_or_default();
 }
 
 /// Creates an instance, lists its physical devices, destroys it; returns `vkCreateInstance`'s

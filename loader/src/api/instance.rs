@@ -404,6 +404,6 @@ fn write_explanation(file: &str, recording: plan::Recording, result: VkResult, i
     }
     let mut plan = recording.finish();
     plan.result = Some(format!("{result:?}"));
-    crate::api::explain::describe_process(&mut plan);
+    crate::api::process::describe_process(&mut plan);
     plan::document::append(file, &plan);
 }

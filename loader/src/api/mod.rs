@@ -7,3 +7,4 @@ pub mod explain;
 pub mod gpa;
 pub mod instance;
 pub mod physical_device;
+mod process;
