@@ -196,7 +196,7 @@ impl Instance {
         let mut cache = crate::cache::Session::in_mode(self.cache_mode);
         cache.set_application(self.application);
         for d in loaded {
-            if !cache.wants_profile(&d.driver.manifest_path, self.application) {
+            if !cache.wants_profile(&d.driver.manifest_path, &d.driver.manifest, self.application) {
                 continue;
             }
             let groups_known = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1) || d.has_extension(b"VK_KHR_device_group_creation");
