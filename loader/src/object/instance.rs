@@ -88,6 +88,9 @@ pub struct Instance {
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
     pub messengers: Messengers,
+    /// The handles of the surfaces created on this instance and not destroyed yet: those the
+    /// application leaves are destroyed with the instance.
+    pub surfaces: std::sync::Mutex<Vec<u64>>,
     /// The layer chain, when layers are enabled (then `dispatch` points to its table).
     pub layers: Option<Box<InstanceLayers>>,
 }
@@ -129,6 +132,8 @@ impl Instance {
             return;
         }
         self.record_profiles_once();
+        // Before the drivers' instances, which their surfaces belong to.
+        crate::wsi::destroy_surfaces_left(self);
         for d in &self.drivers {
             if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
                 log!(Level::Driver, "{}: {never}", d.driver.manifest_path);
