@@ -1,5 +1,5 @@
-//! Gives the shared library the SONAME applications link against, packed relocations, and a fixed
-//! SYSCONFDIR.
+//! Gives the shared library the SONAME applications link against, packed relocations, `nodelete`,
+//! and a fixed SYSCONFDIR.
 
 use std::path::PathBuf;
 
@@ -13,6 +13,12 @@ fn main() {
     // Relative relocations packed (DT_RELR, glibc 2.36+): the generated tables are thousands of
     // pointers, and RELR stores their fixups in a few hundred bytes instead of 24 bytes each.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,pack-relative-relocs");
+    // Never unmapped (`dlclose` leaves it loaded, as glib does for libgobject): the loader's
+    // process-lifetime state (parsed manifests, the driver cache's decoded file, the
+    // unknown-command registry) stays reachable and is found again by the next `dlopen`, where an
+    // unmapped library would lose it at each unload (what valgrind calls definite leaks), and no
+    // destructor frees it under a thread still calling in while the process exits.
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     // The unwinder (`_Unwind_*`, which `catch_unwind` at the API boundary needs) linked in from
     // libgcc_eh.a, ahead of std's `-lgcc_s`, which `--as-needed` then drops: a C application
     // loading us does not load libgcc_s.so.1 as well (about 100 us and 100 KiB resident).

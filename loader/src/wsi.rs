@@ -361,7 +361,46 @@ fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: O
             make_in_driver(&surface, index);
         }
     }
-    Ok(VkSurfaceKHR(Arc::into_raw(surface) as u64))
+    let handle = Arc::into_raw(surface) as u64;
+    // Instance-lifetime bookkeeping, not the surface's memory.
+    with_system_allocator(|| instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()).push(handle));
+    Ok(VkSurfaceKHR(handle))
+}
+
+/// Destroys a surface of `instance` that its list held (and no longer holds): the drivers'
+/// surfaces with `allocator`, then the loader's.
+///
+/// # Safety
+/// `handle` must be `Arc::into_raw` of a surface of `instance` (`create`), just taken out of
+/// `instance.surfaces`, so destroyed only here and once; `allocator` NULL or callbacks compatible
+/// with those it was made with.
+unsafe fn destroy_listed(instance: &Instance, handle: u64, allocator: *const VkAllocationCallbacks) {
+    // SAFETY: the raw `Arc` of the surface, given back once (this function's contract).
+    let own = unsafe { Arc::from_raw(handle as *const Surface) };
+    // Drivers not loaded yet make no surface for it when they are.
+    for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
+        lazy.not_needed(handle);
+    }
+    destroy_driver_surfaces(instance, &own.per_driver, allocator);
+}
+
+/// Destroys the surfaces the application left when it destroys their instance (Vulkan requires
+/// them destroyed first; the Khronos loader leaks them): each with the allocator it was created
+/// with, before the drivers' instances.
+pub fn destroy_surfaces_left(instance: &Instance) {
+    let left = std::mem::take(&mut *instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()));
+    if left.is_empty() {
+        return;
+    }
+    log!(Level::Warn, "vkDestroyInstance: {} surfaces the application did not destroy, destroyed with the instance", left.len());
+    for handle in left {
+        // SAFETY: each handle was in the instance's list, taken out above: a live surface of this
+        // instance, destroyed only here. Its own allocator, which lives as long as the surface.
+        let allocator = unsafe { (*(handle as *const Surface)).allocator };
+        let allocator_ptr = allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
+        // SAFETY: as above; the callbacks it was created with.
+        unsafe { destroy_listed(instance, handle, allocator_ptr) };
+    }
 }
 
 /// The create commands' boundary: the instance and the pointers they received made views, the
@@ -572,14 +611,16 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
         if surface.is_null() {
             return;
         }
-        // SAFETY: the handle is `Arc::into_raw` of the surface (`create`), given back once: the
-        // application destroys it once (this function's contract).
-        let own = unsafe { Arc::from_raw(surface.0 as *const Surface) };
-        // Drivers not loaded yet make no surface for it when they are.
-        for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
-            lazy.not_needed(surface.0);
+        // Out of the instance's list: a handle not there (destroyed already) is left alone.
+        let listed = {
+            let mut surfaces = instance.surfaces.lock().unwrap_or_else(|e| e.into_inner());
+            surfaces.iter().position(|&h| h == surface.0).map(|i| surfaces.swap_remove(i))
+        };
+        if let Some(handle) = listed {
+            // SAFETY: a surface of this instance (`create` listed it), just taken out of the list;
+            // the application's allocator for it (this function's contract).
+            unsafe { destroy_listed(instance, handle, pAllocator) };
         }
-        destroy_driver_surfaces(instance, &own.per_driver, pAllocator);
     })
 }
 

@@ -1,7 +1,8 @@
 //! A driver removes physical devices between two enumerations and frees them (an eGPU unplugged;
 //! the test driver's `VK_TEST_DRIVER_FREE_HIDDEN`), then adds them back: each enumeration lists
 //! the devices present, the kept ones with the handles they had, and the loader never reads the
-//! memory of a device the driver freed (run under valgrind's memcheck).
+//! memory of a device the driver freed (run under valgrind's memcheck). At the end, a group count
+//! larger than the application's array reads nothing past the array.
 
 mod common;
 
@@ -72,6 +73,13 @@ fn scenario_entry() {
             println!("GROUPS {count}");
             previous = now;
         }
+        // A count larger than the array (4 for the 2 groups there are, in a heap array of 2), as
+        // the Khronos suite's CallTwiceRemoveGroupInBetween passes: only the structures filled
+        // are read (their pNext), none past the array.
+        let mut count = 4;
+        let mut two = vec![VkPhysicalDeviceGroupProperties::default(); 2];
+        let result = groups.unwrap()(instance, &mut count, two.as_mut_ptr());
+        println!("OVERSIZED {result:?} {count}");
         let destroy: PFN_vkDestroyInstance = std::mem::transmute(get(instance, c"vkDestroyInstance"));
         destroy.unwrap()(instance, std::ptr::null());
     }
@@ -99,6 +107,7 @@ fn devices_removed_and_freed_between_enumerations_are_gone_and_never_read() {
     let run = common::run_scenario_under(MEMCHECK, "scenario_entry", "removed", &env);
     assert!(run.status.success() && run.stdout.contains("DONE"), "{:?}\n{}{}", run.status, run.stdout, run.stderr);
     assert!(!run.stderr.contains("=="), "memcheck reported:\n{}", run.stderr);
+    assert!(run.stdout.contains("OVERSIZED VK_SUCCESS 2\n"), "{}", run.stdout);
     let (d, i, v) = ("Test Driver discrete 0", "Test Driver integrated 1", "Test Driver virtual 2");
     let steps: Vec<&str> = run.stdout.lines().filter(|l| l.starts_with("STEP ") || l.starts_with("GROUPS ")).collect();
     assert_eq!(

@@ -519,6 +519,28 @@ fn a_record_that_cannot_answer_says_what_it_lacks() {
     assert!(err.contains("b.json: not loaded: answered from the driver cache"), "{err}");
 }
 
+/// A driver whose cache entry is stale (its library changed since, too recently to be recorded
+/// again) is not asked what a profile of its physical devices records: the profile would be
+/// dropped, and a driver may crash on a query no application made. The Khronos suite's test
+/// driver does, on any format it was not set up for
+/// (`SettingsFile.AdditionalDriversReplacesVK_LOADER_DRIVERS_SELECT`, with an earlier run's
+/// cache); the fault `abort_on_format_query` stands for it.
+#[test]
+fn a_stale_entry_costs_the_driver_no_queries_for_a_profile_it_would_drop() {
+    let s = setup("stale-profile");
+    let (first, err) = run(&s, "create", &[]);
+    assert_eq!(line(&first, "DEVICES "), "Test Driver discrete 0", "{err}");
+    assert!(std::fs::read(cache_file(&s)).unwrap().windows(6).any(|w| w == b"a.json"), "a is recorded\n{err}");
+    // The library is replaced; its time in the future keeps it too new to record.
+    std::fs::copy(common::test_driver(), &s.drivers[0]).unwrap();
+    let future = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    std::fs::File::options().write(true).open(&s.drivers[0]).unwrap().set_modified(future).unwrap();
+    // Another application: the first one's physical devices were recorded with the entry.
+    let (second, err) = run(&s, "create:another", &[("VK_TEST_DRIVER_FAULTS", "abort_on_format_query".into())]);
+    assert_eq!(line(&second, "DEVICES "), "Test Driver discrete 0", "{err}");
+    assert!(err.contains("not recorded in the driver cache") && err.contains("too new to trust"), "{err}");
+}
+
 #[test]
 fn a_warm_cache_answers_the_start_up_probe_without_loading_any_driver() {
     let s = setup("lazy-probe");

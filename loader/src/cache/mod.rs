@@ -489,20 +489,25 @@ impl Session {
             .push(done);
     }
 
-    /// Whether [`record_profile`](Self::record_profile) would store anything: the driver's entry
-    /// lacks a profile for `application` (or verify mode, which always records), from the first
-    /// process that meets the driver on: the next launch of the application is lazy.
-    pub fn wants_profile(&mut self, manifest_path: &str, application: u64) -> bool {
+    /// Whether [`record_profile`](Self::record_profile) would store anything: the driver has an
+    /// entry recorded under the key of now (a stale one, of an older library or another
+    /// environment, would drop the profile: gathering it would only cost the driver calls the
+    /// application never made) and it lacks a profile for `application` (or verify mode, which
+    /// always records), from the first process that meets the driver on: the next launch of the
+    /// application is lazy.
+    pub fn wants_profile(&mut self, manifest_path: &str, manifest: &DriverManifest, application: u64) -> bool {
         match self.mode {
             Mode::Off => false,
             _ if self.path.is_none() => false,
-            Mode::Verify => true,
-            Mode::On => {
+            mode => {
                 let done = (format!("{manifest_path}\0profile"), Some(application));
-                if RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
+                if mode == Mode::On && RECORDED.lock().unwrap_or_else(|e| e.into_inner()).contains(&done) {
                     return false;
                 }
-                with_system_allocator(|| self.entries().iter().any(|e| e.manifest_path == manifest_path && !e.profiles.contains(application)))
+                with_system_allocator(|| match self.current_entry(manifest_path, manifest) {
+                    Some(index) => mode == Mode::Verify || !self.entries()[index].profiles.contains(application),
+                    None => false,
+                })
             }
         }
     }

@@ -327,6 +327,7 @@ pub(crate) fn new_instance(creation_callbacks: Vec<messengers::Callback>) -> Box
         drivers_destroyed: Default::default(),
         creation_callbacks,
         messengers: messengers::Messengers::default(),
+        surfaces: Default::default(),
         layers: None,
     });
     instance.dispatch = &instance.table.table;

@@ -110,6 +110,9 @@ pub struct Instance {
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
     pub messengers: Messengers,
+    /// The handles of the surfaces created on this instance and not destroyed yet: those the
+    /// application leaves are destroyed with the instance.
+    pub surfaces: std::sync::Mutex<Vec<u64>>,
     /// The layer chain, when layers are enabled (then `dispatch` points to its table).
     pub layers: Option<Box<InstanceLayers>>,
 }
@@ -165,6 +168,8 @@ impl Instance {
             return;
         }
         self.record_profiles_once();
+        // Before the drivers' instances, which their surfaces belong to.
+        crate::wsi::destroy_surfaces_left(self);
         for d in &self.drivers {
             if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
                 log!(Level::Driver, "{}: {never}", d.driver.manifest_path);
@@ -232,7 +237,7 @@ impl Instance {
         let mut cache = crate::cache::Session::in_mode(self.cache_mode);
         cache.set_application(self.application);
         for d in loaded {
-            if !cache.wants_profile(&d.driver.manifest_path, self.application) {
+            if !cache.wants_profile(&d.driver.manifest_path, &d.driver.manifest, self.application) {
                 continue;
             }
             let groups_known = vk_generated::api_version_major_minor(d.driver.instance_version()) >= (1, 1) || d.has_extension(b"VK_KHR_device_group_creation");

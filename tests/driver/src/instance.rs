@@ -727,7 +727,9 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
 // The Khronos loader requires every core 1.0 instance command of a driver, so these three exist:
 // no format has features, no image can be created, nothing is sparse.
 
-/// `vkGetPhysicalDeviceFormatProperties`: no features.
+/// `vkGetPhysicalDeviceFormatProperties`: no features. With the fault `abort_on_format_query`,
+/// aborts the process instead, as a driver that crashes on a format it does not expect (the
+/// Khronos suite's test driver reads past its empty format table).
 ///
 /// # Safety
 /// Valid usage of `vkGetPhysicalDeviceFormatProperties`: `pFormatProperties` is valid for a write
@@ -737,6 +739,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     _format: VkFormat,
     pFormatProperties: *mut VkFormatProperties,
 ) {
+    if config::fault("abort_on_format_query") {
+        eprintln!("vk_test_driver: vkGetPhysicalDeviceFormatProperties called with abort_on_format_query");
+        std::process::abort();
+    }
     if !physicalDevice.is_null() && !pFormatProperties.is_null() {
         // SAFETY: a non-NULL `pFormatProperties` is writable (this function's contract).
         unsafe { pFormatProperties.write(VkFormatProperties::default()) };
