@@ -119,10 +119,10 @@ pub fn aarch64(args: &[String]) -> Result<(), String> {
         .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER", format!("aarch64-linux-gnu-gcc-{gcc}"))
         .env("CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER", runner)
         .env("LOADER_TEST_RUNNER", runner)
-        // Under `qemu -L` the C library's path the process reads from its link map
-        // (`/lib/libc.so.6`, the guest's name) is not the file the host's path names (the
-        // emulator maps only the files it opens for the process), so the test that finds it
-        // again by that path and by a link to its directory cannot hold there.
+        // Under `qemu -L` the C library's path the process reads from its link map is the
+        // guest's name (`/lib/libc.so.6`, which the emulator maps from /usr/aarch64-linux-gnu):
+        // a link to its directory leads to the host's /lib, so the test that finds the library
+        // again through such a link cannot hold there (it fails there, and only there).
         .args(["--", "--skip", "platform::tests::loaded_libraries_are_found_by_name_path_and_other_path_to_the_same_file"]);
     run_cargo(&mut command)?;
     println!("test-aarch64: the aarch64 trampolines passed the unknown-command and handle tests under qemu-aarch64");
@@ -222,13 +222,13 @@ fn multiarch_pins(packages: &[&str]) -> Result<Vec<String>, String> {
     let mut args = vec!["depends", "--recurse", "--no-recommends", "--no-suggests", "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances"];
     args.extend(packages);
     let depends = output("apt-cache", &args)?;
-    let installed = output("dpkg-query", &["-W", "-f", "${Package} ${Architecture} ${source:Package} ${Version} ${Multi-Arch} ${db:Status-Abbrev}\n"])?;
+    let installed = output("dpkg-query", &["-W", "-f", "${Package}\t${Architecture}\t${source:Package}\t${Version}\t${Multi-Arch}\t${db:Status-Abbrev}\n"])?;
     // (name, architecture, source, version, multi-arch) of each installed package.
     let installed: Vec<[&str; 5]> = installed
         .lines()
         .filter_map(|line| {
-            let words: Vec<&str> = line.split_whitespace().collect();
-            (words.len() >= 6 && words[5] == "ii").then(|| [words[0], words[1], words[2], words[3], words[4]])
+            let fields: Vec<&str> = line.split('\t').collect();
+            (fields.len() == 6 && fields[5].trim() == "ii").then(|| [fields[0], fields[1], fields[2], fields[3], fields[4]])
         })
         .collect();
     let mut pins = Vec::new();
