@@ -8,8 +8,8 @@
 //! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc-12`,
 //! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER` and `LOADER_TEST_RUNNER` both
 //! `"qemu-aarch64 -L /usr/aarch64-linux-gnu"`, then
-//! `cargo test -p loader --target aarch64-unknown-linux-gnu --lib --test unknown_commands --test handles`
-//! (one unit test skipped, its library path meaningless under `qemu -L`: see docs/i686.md).
+//! `cargo test -p loader --target aarch64-unknown-linux-gnu --test unknown_commands --test handles`
+//! (`--lib` passes too but for one test of a library path that `qemu -L` maps: see docs/i686.md).
 
 use core::arch::naked_asm;
 use core::mem::offset_of;
