@@ -40,9 +40,10 @@ subcommands:
       installs what they need when missing (rustup target, gcc-N-multilib, the i386 architecture
       with mesa-vulkan-drivers:i386 and libvulkan1:i386, pinning the Multi-Arch: same libraries
       to one version where the i386 lists lag; vulkan-tools:i386 unpacked under the target
-      directory): the C layout probes (-m32), the unknown-command trampolines, handles, layers,
-      drivers (a 64-bit driver beside skipped), the driver cache, and 32-bit vulkaninfo on the
-      i386 lavapipe through ours against Debian's libvulkan1:i386 (cache off, cold and warm)
+      directory): the C layout probes (-m32), the loader's unit tests, the unknown-command
+      trampolines, handles, layers, drivers (a 64-bit driver beside skipped), the driver cache,
+      and 32-bit vulkaninfo on the i386 lavapipe through ours against Debian's libvulkan1:i386
+      (cache off, cold and warm)
   test-aarch64
       the unknown-command and handle tests, built for aarch64-unknown-linux-gnu and run under
       qemu-aarch64; installs the target, gcc-N-aarch64-linux-gnu (N: the default gcc's major
