@@ -186,6 +186,10 @@ fn update() -> Result<(), String> {
 fn install_i386(packages: &[&str]) -> Result<(), String> {
     let install = |pins: &[String]| {
         let mut args = vec!["apt-get", "install", "-y", "--no-install-recommends"];
+        if !pins.is_empty() {
+            // The version both architectures offer may be older than the amd64 one installed.
+            args.push("--allow-downgrades");
+        }
         args.extend(pins.iter().map(String::as_str));
         args.extend(packages);
         apt(&args)
