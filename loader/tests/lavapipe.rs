@@ -83,6 +83,11 @@ fn compute_program_runs_on_lavapipe_through_our_library() {
 /// reaches `target/*/deps/libvulkan.so`, which is ours) and both loaders see lavapipe as the only
 /// driver, no display (vulkaninfo then skips surfaces) and the same, empty, home and XDG directories.
 fn vulkaninfo(args: &[&str], library_dir: Option<&Path>, work: &Path) -> Output {
+    vulkaninfo_with(args, library_dir, work, &[])
+}
+
+/// [`vulkaninfo`] with more variables set (`VK_DRIVER_FILES` among them, in place of lavapipe's).
+fn vulkaninfo_with(args: &[&str], library_dir: Option<&Path>, work: &Path, env: &[(&str, &str)]) -> Output {
     std::fs::create_dir_all(work).unwrap();
     let empty = work.join("empty");
     std::fs::create_dir_all(&empty).unwrap();
@@ -94,6 +99,7 @@ fn vulkaninfo(args: &[&str], library_dir: Option<&Path>, work: &Path) -> Output 
     if let Some(dir) = library_dir {
         cmd.env("LD_LIBRARY_PATH", dir);
     }
+    cmd.envs(env.iter().copied());
     let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
     assert!(out.status.success(), "vulkaninfo {args:?} failed:\n{}", String::from_utf8_lossy(&out.stderr));
     out
@@ -178,6 +184,35 @@ fn vulkaninfo_json_through_our_library_is_the_system_loaders() {
     assert_eq!(ours.1, system.1, "profile file names differ");
     assert_eq!(String::from_utf8_lossy(&ours.0), String::from_utf8_lossy(&system.0), "stdout differs");
     assert!(ours.2 == system.2, "the profiles differ:\n{}", differences(&ours.2, &system.2));
+}
+
+/// Debian installs both halves of a multilib Mesa in one directory (`lvp_icd.x86_64.json` beside
+/// `lvp_icd.i686.json`): a 32-bit process is offered the 64-bit library too. Both loaders skip it
+/// before loading it, each with an `INFO` line naming it and the dynamic linker's words ("wrong ELF
+/// class: ELFCLASS64", which the Khronos loader logs from `dlerror`), and list the same devices.
+#[test]
+#[cfg_attr(not(target_arch = "x86"), ignore = "a 32-bit process's check: cargo xtask test-i686 runs it")]
+fn the_64_bit_lavapipe_beside_the_32_bit_one_is_skipped_as_the_system_loader_skips_it() {
+    require_lavapipe();
+    let (other_manifest, other_library) = ("/usr/share/vulkan/icd.d/lvp_icd.x86_64.json", "/usr/lib/x86_64-linux-gnu/libvulkan_lvp.so");
+    assert!(Path::new(other_manifest).exists(), "{other_manifest} missing: install mesa-vulkan-drivers (amd64)");
+    let dir = our_library_dir("other-class");
+    let files = format!("{other_manifest}:{LAVAPIPE}");
+    let env = [("VK_DRIVER_FILES", files.as_str()), ("VK_LOADER_DEBUG", "info")];
+    let ours = vulkaninfo_with(&["--summary"], Some(&dir), &dir.join("ours"), &env);
+    let system = vulkaninfo_with(&["--summary"], None, &dir.join("system"), &env);
+    let [ours_out, system_out] = [&ours, &system].map(|o| String::from_utf8_lossy(&o.stdout).into_owned());
+    assert!(ours_out.contains(&format!("\n{}", our_instance_version())), "not our library:\n{ours_out}");
+    // The devices, from the summary's "Devices:" heading on (its instance part lists the loaders' own extensions).
+    let devices = |out: &str| out.split_once("\nDevices:").map(|(_, devices)| devices.to_string()).unwrap_or_default();
+    let (ours_devices, system_devices) = (devices(&ours_out), devices(&system_out));
+    assert!(ours_devices.contains("llvmpipe"), "lavapipe missing:\n{ours_out}");
+    assert!(ours_devices == system_devices, "the devices differ between the loaders:\n{}", differences(&ours_devices, &system_devices));
+    for (loader, out) in [("ours", &ours), ("the system loader", &system)] {
+        let err = String::from_utf8_lossy(&out.stderr);
+        let skipped = err.lines().any(|l| l.contains("INFO") && l.contains(other_library) && l.contains("wrong ELF class: ELFCLASS64"));
+        assert!(skipped, "{loader} did not say it skipped {other_library} as ELFCLASS64:\n{err}");
+    }
 }
 
 #[test]

@@ -2,6 +2,7 @@
 
 mod asan;
 mod bench;
+mod cross;
 mod fuzz;
 mod install;
 mod khronos_suite;
@@ -36,6 +37,19 @@ subcommands:
       the README's test command: installs the system packages the tests need when missing
       (apt-get, through sudo when not root; names them and fails if it cannot), then runs
       cargo test --workspace ARGS...
+  test-i686
+      the loader's tests that apply, built for i686-unknown-linux-gnu and run as 32-bit processes;
+      installs what they need when missing (rustup target, gcc-N-multilib, the i386 architecture
+      with mesa-vulkan-drivers:i386 and libvulkan1:i386, pinning the Multi-Arch: same libraries
+      to one version where the i386 lists lag; vulkan-tools:i386 unpacked under the target
+      directory): the C layout probes (-m32), the loader's unit tests, the unknown-command
+      trampolines, handles, layers, drivers (a 64-bit driver beside skipped), the driver cache,
+      and 32-bit vulkaninfo on the i386 lavapipe through ours against Debian's libvulkan1:i386
+      (cache off, cold and warm)
+  test-aarch64
+      the unknown-command and handle tests, built for aarch64-unknown-linux-gnu and run under
+      qemu-aarch64; installs the target, gcc-N-aarch64-linux-gnu (N: the default gcc's major
+      version), libc6-dev-arm64-cross and qemu-user when missing
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib;
       the trace layer in DIR/lib with its manifest in DIR/share/vulkan/explicit_layer.d
@@ -133,6 +147,8 @@ fn main() -> ExitCode {
         Some("regen") => regen::main(&rest),
         Some("run") => run::main(&rest),
         Some("test") => test::main(&rest),
+        Some("test-i686") => cross::i686(&rest),
+        Some("test-aarch64") => cross::aarch64(&rest),
         Some("install") => install::main(&rest),
         Some("package") => package::main(&rest),
         Some("package-install-test") => package_install_test::main(&rest),

@@ -3,11 +3,13 @@
 //! registers the ABI reserves for veneers like these) and the flags are used. Slot offsets go through a register:
 //! the tables are larger than a scaled 12-bit immediate may reach.
 //!
-//! Tested under user-mode emulation (packages qemu-user, gcc-aarch64-linux-gnu, libc6-dev-arm64-cross):
-//! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc`,
+//! Tested under user-mode emulation, in CI by `cargo xtask test-aarch64`, which does the following
+//! (packages qemu-user, gcc-12-aarch64-linux-gnu, libc6-dev-arm64-cross):
+//! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc-12`,
 //! `CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER` and `LOADER_TEST_RUNNER` both
 //! `"qemu-aarch64 -L /usr/aarch64-linux-gnu"`, then
-//! `cargo test -p loader --target aarch64-unknown-linux-gnu --lib --test unknown_commands --test handles`.
+//! `cargo test -p loader --target aarch64-unknown-linux-gnu --test unknown_commands --test handles`
+//! (`--lib` passes too but for one test of a library path that `qemu -L` maps: see docs/i686.md).
 
 use core::arch::naked_asm;
 use core::mem::offset_of;
