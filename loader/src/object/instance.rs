@@ -168,8 +168,6 @@ impl Instance {
             return;
         }
         self.record_profiles_once();
-        // Before the drivers' instances, which their surfaces belong to.
-        crate::wsi::destroy_surfaces_left(self);
         for d in &self.drivers {
             if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
                 log!(Level::Driver, "{}: {never}", d.driver.manifest_path);
