@@ -33,6 +33,8 @@ use crate::debug::log::{self, Level};
 use crate::object::instance::PhysicalDevice;
 use crate::ffi::{erased, terminator};
 use crate::object::device::DeviceWsi;
+use crate::object::instance::SurfaceObject;
+use crate::given::allocator::Allocator;
 
 /// The first driver interface version at which drivers may create their own surfaces.
 const DRIVER_SURFACES_INTERFACE: u32 = 3;
@@ -340,7 +342,7 @@ fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: O
             }
         }
     }
-    let surface = Arc::new(Surface { icd, per_driver, info, allocator: allocator.copied(), instance });
+    let surface: Arc<Surface> = Arc::new(Surface { icd, per_driver, info, allocator: allocator.copied(), instance });
     if memory.failed() {
         destroy_driver_surfaces(instance, &surface.per_driver, allocator_ptr);
         return Err(VkResult::ERROR_OUT_OF_HOST_MEMORY);
@@ -361,45 +363,32 @@ fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: O
             make_in_driver(&surface, index);
         }
     }
-    let handle = Arc::into_raw(surface) as u64;
+    let handle = Surface::handle(&surface);
     // Instance-lifetime bookkeeping, not the surface's memory.
-    with_system_allocator(|| instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()).push(handle));
-    Ok(VkSurfaceKHR(handle))
+    with_system_allocator(|| instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()).push(surface));
+    Ok(handle)
 }
 
 /// Destroys a surface of `instance` that its list held (and no longer holds): the drivers'
-/// surfaces with `allocator`, then the loader's.
-///
-/// # Safety
-/// `handle` must be `Arc::into_raw` of a surface of `instance` (`create`), just taken out of
-/// `instance.surfaces`, so destroyed only here and once; `allocator` NULL or callbacks compatible
-/// with those it was made with.
-unsafe fn destroy_listed(instance: &Instance, handle: u64, allocator: *const VkAllocationCallbacks) {
-    // SAFETY: the raw `Arc` of the surface, given back once (this function's contract).
-    let own = unsafe { Arc::from_raw(handle as *const Surface) };
+/// surfaces with `allocator`, then the loader's (when the last reference goes: a driver loaded in
+/// another thread may be making its surface from it).
+fn destroy_listed(instance: &Instance, surface: &Surface, allocator: *const VkAllocationCallbacks) {
     // Drivers not loaded yet make no surface for it when they are.
     for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
-        lazy.not_needed(handle);
+        lazy.not_needed(surface.handle().0);
     }
-    destroy_driver_surfaces(instance, &own.per_driver, allocator);
+    destroy_driver_surfaces(instance, &surface.per_driver, allocator);
 }
 
-/// Destroys the surfaces the application left when it destroys their instance (Vulkan requires
-/// them destroyed first; the Khronos loader leaks them): each with the allocator it was created
-/// with, before the drivers' instances.
-pub fn destroy_surfaces_left(instance: &Instance) {
-    let left = std::mem::take(&mut *instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()));
-    if left.is_empty() {
-        return;
+impl SurfaceObject for Surface {
+    fn handle(&self) -> VkSurfaceKHR {
+        Surface::handle(self)
     }
-    log!(Level::Warn, "vkDestroyInstance: {} surfaces the application did not destroy, destroyed with the instance", left.len());
-    for handle in left {
-        // SAFETY: each handle was in the instance's list, taken out above: a live surface of this
-        // instance, destroyed only here. Its own allocator, which lives as long as the surface.
-        let allocator = unsafe { (*(handle as *const Surface)).allocator };
-        let allocator_ptr = allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
-        // SAFETY: as above; the callbacks it was created with.
-        unsafe { destroy_listed(instance, handle, allocator_ptr) };
+
+    fn destroy(&self, instance: &Instance, allocator: Option<Allocator<'_>>) {
+        // Without one: its own, kept with it.
+        let allocator_ptr = allocator.map_or_else(|| self.allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref), Allocator::as_ptr);
+        destroy_listed(instance, self, allocator_ptr);
     }
 }
 
@@ -614,12 +603,12 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
         // Out of the instance's list: a handle not there (destroyed already) is left alone.
         let listed = {
             let mut surfaces = instance.surfaces.lock().unwrap_or_else(|e| e.into_inner());
-            surfaces.iter().position(|&h| h == surface.0).map(|i| surfaces.swap_remove(i))
+            surfaces.iter().position(|s| s.handle() == surface).map(|i| surfaces.swap_remove(i))
         };
-        if let Some(handle) = listed {
-            // SAFETY: a surface of this instance (`create` listed it), just taken out of the list;
-            // the application's allocator for it (this function's contract).
-            unsafe { destroy_listed(instance, handle, pAllocator) };
+        if let Some(listed) = listed {
+            // SAFETY: NULL or callbacks compatible with those it was created with (this function's
+            // contract).
+            listed.destroy(instance, Some(unsafe { Allocator::new(pAllocator) }));
         }
     })
 }
