@@ -18,10 +18,6 @@ use std::cell::Cell;
 use std::ffi::CStr;
 use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use std::sync::Arc;
-use vk_generated::layer_abi::{
-    VkIcdSurfaceBase, VkIcdSurfaceDisplay, VkIcdSurfaceHeadless, VkIcdSurfaceWayland, VkIcdSurfaceXcb,
-    VkIcdSurfaceXlib, VkIcdWsiPlatform,
-};
 
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
@@ -34,86 +30,11 @@ use crate::object::instance::PhysicalDevice;
 use crate::ffi::{erased, terminator};
 use crate::object::device::DeviceWsi;
 use crate::object::instance::SurfaceObject;
-use crate::given::allocator::Allocator;
+use crate::given::allocator::{Allocator, KeptAllocator};
+use crate::given::surface::{IcdSurface, KeptSurfaceCreateInfo, SurfaceCreateInfo};
 
 /// The first driver interface version at which drivers may create their own surfaces.
 const DRIVER_SURFACES_INTERFACE: u32 = 3;
-
-/// The platform part of a loader surface: what a driver reads at the `VkSurfaceKHR` address.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub union IcdSurface {
-    pub base: VkIcdSurfaceBase,
-    pub xcb: VkIcdSurfaceXcb,
-    pub xlib: VkIcdSurfaceXlib,
-    pub wayland: VkIcdSurfaceWayland,
-    pub display: VkIcdSurfaceDisplay,
-    pub headless: VkIcdSurfaceHeadless,
-}
-
-/// The application's create info, as given (its `pNext` included).
-#[derive(Clone, Copy)]
-enum PlatformInfo {
-    Xcb(VkXcbSurfaceCreateInfoKHR),
-    Xlib(VkXlibSurfaceCreateInfoKHR),
-    Wayland(VkWaylandSurfaceCreateInfoKHR),
-    Headless(VkHeadlessSurfaceCreateInfoEXT),
-    Display(VkDisplaySurfaceCreateInfoKHR),
-}
-
-impl PlatformInfo {
-    fn command(&self) -> &'static str {
-        match self {
-            PlatformInfo::Xcb(_) => "vkCreateXcbSurfaceKHR",
-            PlatformInfo::Xlib(_) => "vkCreateXlibSurfaceKHR",
-            PlatformInfo::Wayland(_) => "vkCreateWaylandSurfaceKHR",
-            PlatformInfo::Headless(_) => "vkCreateHeadlessSurfaceEXT",
-            PlatformInfo::Display(_) => "vkCreateDisplayPlaneSurfaceKHR",
-        }
-    }
-
-    fn extension(&self) -> &'static CStr {
-        match self {
-            PlatformInfo::Xcb(_) => c"VK_KHR_xcb_surface",
-            PlatformInfo::Xlib(_) => c"VK_KHR_xlib_surface",
-            PlatformInfo::Wayland(_) => c"VK_KHR_wayland_surface",
-            PlatformInfo::Headless(_) => c"VK_EXT_headless_surface",
-            PlatformInfo::Display(_) => c"VK_KHR_display",
-        }
-    }
-
-    /// Whether it chains structures (then it is not kept for a driver loaded later).
-    fn chained(&self) -> bool {
-        !match self {
-            PlatformInfo::Xcb(i) => i.pNext,
-            PlatformInfo::Xlib(i) => i.pNext,
-            PlatformInfo::Wayland(i) => i.pNext,
-            PlatformInfo::Headless(i) => i.pNext,
-            PlatformInfo::Display(i) => i.pNext,
-        }
-        .is_null()
-    }
-
-    /// Calls the driver's create function if it has one (`None`: it leaves surfaces to the loader).
-    fn create_in(&self, d: &DriverInstance, allocator: Option<&VkAllocationCallbacks>, out: &mut VkSurfaceKHR) -> Option<VkResult> {
-        let (table, handle) = d.live();
-        let allocator = allocator.map_or(std::ptr::null(), std::ptr::from_ref);
-        // SAFETY: the driver's live instance with its own function; the application's create info
-        // as it gave it (made at the entry point: its window-system handles valid for the surface's
-        // life, as Vulkan requires, and a chain only while the call that gave it runs: such an
-        // info is not kept for later, see `create`); NULL or the surface's callbacks; a handle of
-        // the loader's own to write.
-        unsafe {
-            match self {
-                PlatformInfo::Xcb(info) => table.vkCreateXcbSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Xlib(info) => table.vkCreateXlibSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Wayland(info) => table.vkCreateWaylandSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Headless(info) => table.vkCreateHeadlessSurfaceEXT.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Display(info) => table.vkCreateDisplayPlaneSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-            }
-        }
-    }
-}
 
 /// What one driver is given for a loader surface: `state` (below) and, for [`OWN`], `handle`.
 struct DriverSurface {
@@ -144,11 +65,11 @@ impl DriverSurface {
 
     /// Marks the loader's surface destroyed and destroys the driver's own, if it has one (once:
     /// the state is swapped; a driver making one now destroys it when done).
-    fn destroy(&self, driver: &DriverInstance, allocator: *const VkAllocationCallbacks) {
+    fn destroy(&self, driver: &DriverInstance, allocator: Allocator<'_>) {
         if self.state.swap(GONE, Ordering::AcqRel) == OWN {
             // SAFETY: the driver's own live surface (what `handle` holds while the state is OWN),
-            // destroyed once (the state is GONE from now on); `allocator` as the caller's.
-            unsafe { destroy_in_driver(driver, VkSurfaceKHR(self.handle.load(Ordering::Acquire)), allocator) };
+            // destroyed once (the state is GONE from now on); `allocator` the caller's.
+            unsafe { driver.calls().destroy_surface(VkSurfaceKHR(self.handle.load(Ordering::Acquire)), allocator) };
         }
     }
 }
@@ -161,9 +82,9 @@ pub struct Surface {
     icd: IcdSurface,
     /// The drivers' surfaces, by index into `Instance::drivers`.
     per_driver: Box<[DriverSurface]>,
-    /// For the drivers loaded later.
-    info: PlatformInfo,
-    allocator: Option<VkAllocationCallbacks>,
+    /// For the drivers loaded later (none where it chains structures: no slot waits then).
+    info: Option<KeptSurfaceCreateInfo>,
+    allocator: KeptAllocator,
     instance: *const Instance,
 }
 
@@ -260,17 +181,15 @@ fn info_for_driver(info: &VkPhysicalDeviceSurfaceInfo2KHR, surface: Option<&Surf
 /// loaded; `false` where the driver is not loaded (failed to be).
 fn make_in_driver(surface: &Surface, index: usize) -> bool {
     let Some(d) = surface.instance().and_then(|i| i.drivers.get(index)) else { return false };
-    if d.is_unloaded() {
-        return false;
-    }
+    let Some(info) = surface.info.as_ref().filter(|_| !d.is_unloaded()) else { return false };
     let slot = &surface.per_driver[index];
     if slot.state.compare_exchange(WAITING, MAKING, Ordering::AcqRel, Ordering::Acquire).is_err() {
         return true;
     }
-    let mut own = VkSurfaceKHR::NULL;
     let outer = MAKING_HERE.replace(true);
-    let result = surface.info.create_in(d, surface.allocator.as_ref(), &mut own);
+    let made = d.calls().create_surface(info, surface.allocator.get());
     MAKING_HERE.set(outer);
+    let (result, own) = made.map_or((None, VkSurfaceKHR::NULL), |(result, own)| (Some(result), own));
     let state = match result {
         None => LOADERS,
         Some(VkResult::SUCCESS) => {
@@ -279,7 +198,7 @@ fn make_in_driver(surface: &Surface, index: usize) -> bool {
         }
         Some(error) => {
             // An error: the application's surface calls fail from now on.
-            let command = surface.info.command();
+            let command = info.command();
             let message = format!(
                 "{}: {command} for a surface made before it was loaded failed with {error:?}; its physical devices' calls with that surface fail (VK_ERROR_SURFACE_LOST_KHR)",
                 d.driver.manifest_path
@@ -290,17 +209,16 @@ fn make_in_driver(surface: &Surface, index: usize) -> bool {
     };
     if slot.state.compare_exchange(MAKING, state, Ordering::AcqRel, Ordering::Acquire).is_err() && state == OWN {
         // The application destroyed the loader's surface meanwhile: the driver's goes too.
-        let allocator = surface.allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
         // SAFETY: the surface the driver just made, given to no one, with the callbacks it was
         // made with.
-        unsafe { destroy_in_driver(d, own, allocator) };
+        unsafe { d.calls().destroy_surface(own, surface.allocator.get()) };
     }
     true
 }
 
 /// Whether `instance` may make a surface of `info`'s platform (its extension enabled); the
 /// drivers not loaded yet are loaded now where `info` is not kept for them.
-fn check_creation(instance: &Instance, info: &PlatformInfo) -> Result<(), VkResult> {
+fn check_creation(instance: &Instance, info: &SurfaceCreateInfo<'_>) -> Result<(), VkResult> {
     let (command, extension) = (info.command(), info.extension());
     if !vk_generated::lookup::extension(extension.to_bytes()).is_some_and(|id| instance.enabled_extensions.contains(id)) {
         log::write(Level::Error, &format!("{command}: {extension:?} is not enabled on this instance"));
@@ -315,9 +233,9 @@ fn check_creation(instance: &Instance, info: &PlatformInfo) -> Result<(), VkResu
 
 /// Creates the loader surface and, in every driver at interface 3+ that can, the driver's own
 /// (now, or when a driver not loaded yet is), in `memory`, the scope of `allocator`.
-fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: Option<&VkAllocationCallbacks>, memory: AllocatorScope) -> Result<VkSurfaceKHR, VkResult> {
+fn create(instance: &Instance, info: SurfaceCreateInfo<'_>, allocator: Allocator<'_>, memory: AllocatorScope) -> Result<VkSurfaceKHR, VkResult> {
     let (command, extension) = (info.command(), info.extension());
-    let allocator_ptr = allocator.map_or(std::ptr::null(), std::ptr::from_ref);
+    let kept = info.keep();
     let per_driver: Box<[DriverSurface]> = (0..instance.drivers.len()).map(|_| DriverSurface::new(LOADERS)).collect();
     for (index, driver) in instance.drivers.iter().enumerate() {
         if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
@@ -325,26 +243,29 @@ fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: O
         }
         let slot = &per_driver[index];
         if driver.is_unloaded() {
-            slot.state.store(WAITING, Ordering::Relaxed);
+            // A create info that chains structures is not kept: the drivers not loaded yet were
+            // loaded for it (`check_creation`), and one that failed to be reads the loader's.
+            if kept.is_some() {
+                slot.state.store(WAITING, Ordering::Relaxed);
+            }
             continue;
         }
-        let mut own = VkSurfaceKHR::NULL;
-        match info.create_in(driver, allocator, &mut own) {
+        match driver.calls().create_surface(&info, allocator) {
             None => {}
-            Some(VkResult::SUCCESS) => {
+            Some((VkResult::SUCCESS, own)) => {
                 slot.handle.store(own.0, Ordering::Relaxed);
                 slot.state.store(OWN, Ordering::Relaxed);
             }
-            Some(error) => {
+            Some((error, _)) => {
                 log!(Level::WarnDriver, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
-                destroy_driver_surfaces(instance, &per_driver, allocator_ptr);
+                destroy_driver_surfaces(instance, &per_driver, allocator);
                 return Err(error);
             }
         }
     }
-    let surface: Arc<Surface> = Arc::new(Surface { icd, per_driver, info, allocator: allocator.copied(), instance });
+    let surface: Arc<Surface> = Arc::new(Surface { icd: info.icd_surface(), per_driver, info: kept, allocator: allocator.keep(), instance });
     if memory.failed() {
-        destroy_driver_surfaces(instance, &surface.per_driver, allocator_ptr);
+        destroy_driver_surfaces(instance, &surface.per_driver, allocator);
         return Err(VkResult::ERROR_OUT_OF_HOST_MEMORY);
     }
     drop(memory);
@@ -372,7 +293,7 @@ fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: O
 /// Destroys a surface of `instance` that its list held (and no longer holds): the drivers'
 /// surfaces with `allocator`, then the loader's (when the last reference goes: a driver loaded in
 /// another thread may be making its surface from it).
-fn destroy_listed(instance: &Instance, surface: &Surface, allocator: *const VkAllocationCallbacks) {
+fn destroy_listed(instance: &Instance, surface: &Surface, allocator: Allocator<'_>) {
     // Drivers not loaded yet make no surface for it when they are.
     for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
         lazy.not_needed(surface.handle().0);
@@ -387,8 +308,7 @@ impl SurfaceObject for Surface {
 
     fn destroy(&self, instance: &Instance, allocator: Option<Allocator<'_>>) {
         // Without one: its own, kept with it.
-        let allocator_ptr = allocator.map_or_else(|| self.allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref), Allocator::as_ptr);
-        destroy_listed(instance, self, allocator_ptr);
+        destroy_listed(instance, self, allocator.unwrap_or_else(|| self.allocator.get()));
     }
 }
 
@@ -400,7 +320,7 @@ impl SurfaceObject for Surface {
 /// `allocator` NULL or valid callbacks, callable for the surface's life; `out` valid for writing a
 /// handle; `info` made from the application's create info, whose window-system handles stay
 /// valid for the surface's life. A NULL `instance` or `out` is `VK_ERROR_INITIALIZATION_FAILED`.
-unsafe fn create_surface(instance: VkInstance, info: PlatformInfo, icd: IcdSurface, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> VkResult {
+unsafe fn create_surface(instance: VkInstance, info: SurfaceCreateInfo<'_>, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> VkResult {
     // SAFETY: NULL or a live instance of this loader (this function's contract).
     let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
     if out.is_null() {
@@ -410,8 +330,8 @@ unsafe fn create_surface(instance: VkInstance, info: PlatformInfo, icd: IcdSurfa
         return error;
     }
     // SAFETY: NULL or valid callbacks, callable for the surface's life (this function's contract).
-    let (allocator, memory) = unsafe { (allocator.as_ref(), AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT)) };
-    match create(instance, info, icd, allocator, memory) {
+    let (allocator, memory) = unsafe { (Allocator::new(allocator), AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT)) };
+    match create(instance, info, allocator, memory) {
         Ok(surface) => {
             // SAFETY: a non-NULL `out` is writable (this function's contract).
             unsafe { out.write(surface) };
@@ -421,22 +341,8 @@ unsafe fn create_surface(instance: VkInstance, info: PlatformInfo, icd: IcdSurfa
     }
 }
 
-/// Calls the driver's `vkDestroySurfaceKHR` for its own surface `own` (nothing for NULL).
-///
-/// # Safety
-/// `own` must be NULL or a surface `driver` made that nothing destroyed and nothing uses
-/// afterwards; `allocator` NULL or callbacks compatible with those it was made with.
-unsafe fn destroy_in_driver(driver: &DriverInstance, own: VkSurfaceKHR, allocator: *const VkAllocationCallbacks) {
-    let (table, handle) = driver.live();
-    if let (false, Some(destroy)) = (own.is_null(), table.vkDestroySurfaceKHR) {
-        // SAFETY: the driver's live instance with its own function; the caller's promise for
-        // `own` and `allocator`.
-        unsafe { destroy(handle, own, allocator) };
-    }
-}
-
 /// Destroys the drivers' own surfaces (a driver making one now destroys it when done).
-fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], allocator: *const VkAllocationCallbacks) {
+fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], allocator: Allocator<'_>) {
     for (driver, slot) in instance.drivers.iter().zip(per_driver) {
         slot.destroy(driver, allocator);
     }
@@ -456,17 +362,11 @@ pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXcbSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            xcb: VkIcdSurfaceXcb {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XCB },
-                connection: info.connection,
-                window: info.window,
-            },
-        };
+        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+        // surface's life, its chain for the call (this function's contract).
+        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Xcb(*info), icd, pAllocator, pSurface) }
+        unsafe { create_surface(instance, info, pAllocator, pSurface) }
     })
 }
 
@@ -484,17 +384,11 @@ pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateXlibSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            xlib: VkIcdSurfaceXlib {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XLIB },
-                dpy: info.dpy,
-                window: info.window,
-            },
-        };
+        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+        // surface's life, its chain for the call (this function's contract).
+        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Xlib(*info), icd, pAllocator, pSurface) }
+        unsafe { create_surface(instance, info, pAllocator, pSurface) }
     })
 }
 
@@ -512,17 +406,11 @@ pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateWaylandSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            wayland: VkIcdSurfaceWayland {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::WAYLAND },
-                display: info.display,
-                surface: info.surface,
-            },
-        };
+        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+        // surface's life, its chain for the call (this function's contract).
+        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Wayland(*info), icd, pAllocator, pSurface) }
+        unsafe { create_surface(instance, info, pAllocator, pSurface) }
     })
 }
 
@@ -540,13 +428,11 @@ pub unsafe extern "system" fn terminator_vkCreateHeadlessSurfaceEXT(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateHeadlessSurfaceEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            headless: VkIcdSurfaceHeadless { base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::HEADLESS } },
-        };
+        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+        // surface's life, its chain for the call (this function's contract).
+        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Headless(*info), icd, pAllocator, pSurface) }
+        unsafe { create_surface(instance, info, pAllocator, pSurface) }
     })
 }
 
@@ -564,22 +450,11 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
     pSurface: *mut VkSurfaceKHR,
 ) -> VkResult {
     ffi::guard("vkCreateDisplayPlaneSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            display: VkIcdSurfaceDisplay {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::DISPLAY },
-                displayMode: info.displayMode,
-                planeIndex: info.planeIndex,
-                planeStackIndex: info.planeStackIndex,
-                transform: info.transform,
-                globalAlpha: info.globalAlpha,
-                alphaMode: info.alphaMode,
-                imageExtent: info.imageExtent,
-            },
-        };
+        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+        // surface's life, its chain for the call (this function's contract).
+        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Display(*info), icd, pAllocator, pSurface) }
+        unsafe { create_surface(instance, info, pAllocator, pSurface) }
     })
 }
 
