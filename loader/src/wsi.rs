@@ -62,144 +62,56 @@ fn check_creation(instance: &Instance, info: &SurfaceCreateInfo<'_>) -> Result<(
     Ok(())
 }
 
-/// The create commands' boundary: the instance and the pointers they received made views, the
-/// surface made ([`create`]), its handle written.
-///
-/// # Safety
-/// Vulkan's valid usage of the create commands: `instance` a live instance of this loader;
-/// `allocator` NULL or valid callbacks, callable for the surface's life; `out` valid for writing a
-/// handle; `info` made from the application's create info, whose window-system handles stay
-/// valid for the surface's life. A NULL `instance` or `out` is `VK_ERROR_INITIALIZATION_FAILED`.
-unsafe fn create_surface(instance: VkInstance, info: SurfaceCreateInfo<'_>, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> VkResult {
-    // SAFETY: NULL or a live instance of this loader (this function's contract).
-    let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    if out.is_null() {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    }
-    if let Err(error) = check_creation(instance, &info) {
-        return error;
-    }
-    // SAFETY: NULL or valid callbacks, callable for the surface's life (this function's contract).
-    let (allocator, memory) = unsafe { (Allocator::new(allocator), AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT)) };
-    match create(instance, info, allocator, memory) {
-        Ok(surface) => {
-            // SAFETY: a non-NULL `out` is writable (this function's contract).
-            unsafe { out.write(surface) };
-            VkResult::SUCCESS
+/// A `vkCreate*SurfaceKHR` command: the loader's surface, and the drivers' own where they make
+/// them.
+macro_rules! create_command {
+    ($name:ident, $info:ty) => {
+        #[doc = concat!("`", stringify!($name), "`: the loader's surface, and the drivers' own where they make them.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+        /// structure (its chain valid) whose window-system handles (the display mode, for a display
+        /// surface) stay valid for the surface's life; `pAllocator` NULL or valid callbacks,
+        /// callable for the surface's life; `pSurface` valid for writing a handle. A NULL
+        /// `pCreateInfo`, `instance` or `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
+        pub unsafe extern "system" fn $name(
+            instance: VkInstance,
+            pCreateInfo: *const $info,
+            pAllocator: *const VkAllocationCallbacks,
+            pSurface: *mut VkSurfaceKHR,
+        ) -> VkResult {
+            let command = &stringify!($name)["terminator_".len()..];
+            ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
+                // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+                // surface's life, its chain for the call (this function's contract).
+                let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                // SAFETY: NULL or a live instance of this loader (this function's contract).
+                let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                // SAFETY: NULL or valid for writing a handle (this function's contract).
+                let Some(out) = (unsafe { pSurface.as_mut() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                if let Err(error) = check_creation(instance, &info) {
+                    return error;
+                }
+                // SAFETY: NULL or valid callbacks, callable for the surface's life (this function's
+                // contract).
+                let (allocator, memory) = unsafe { (Allocator::new(pAllocator), AllocatorScope::enter(pAllocator, VkSystemAllocationScope::OBJECT)) };
+                match create(instance, info, allocator, memory) {
+                    Ok(surface) => {
+                        *out = surface;
+                        VkResult::SUCCESS
+                    }
+                    Err(error) => error,
+                }
+            })
         }
-        Err(error) => error,
-    }
+    };
 }
 
-/// `vkCreateXcbSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `connection` and `window` stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateXcbSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
-        // surface's life, its chain for the call (this function's contract).
-        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, info, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateXlibSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `dpy` and `window` stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateXlibSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
-        // surface's life, its chain for the call (this function's contract).
-        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, info, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateWaylandSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `display` and `surface` stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateWaylandSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
-        // surface's life, its chain for the call (this function's contract).
-        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, info, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateHeadlessSurfaceEXT`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose chained structures (if any) stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateHeadlessSurfaceEXT(
-    instance: VkInstance,
-    pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateHeadlessSurfaceEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
-        // surface's life, its chain for the call (this function's contract).
-        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, info, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateDisplayPlaneSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `displayMode` (a mode of a display of this instance) stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateDisplayPlaneSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
-        // surface's life, its chain for the call (this function's contract).
-        let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, info, pAllocator, pSurface) }
-    })
-}
+create_command!(terminator_vkCreateXcbSurfaceKHR, VkXcbSurfaceCreateInfoKHR);
+create_command!(terminator_vkCreateXlibSurfaceKHR, VkXlibSurfaceCreateInfoKHR);
+create_command!(terminator_vkCreateWaylandSurfaceKHR, VkWaylandSurfaceCreateInfoKHR);
+create_command!(terminator_vkCreateHeadlessSurfaceEXT, VkHeadlessSurfaceCreateInfoEXT);
+create_command!(terminator_vkCreateDisplayPlaneSurfaceKHR, VkDisplaySurfaceCreateInfoKHR);
 
 /// `vkDestroySurfaceKHR`: the drivers' own surfaces, then the loader's.
 ///
