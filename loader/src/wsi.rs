@@ -28,7 +28,7 @@ use crate::ffi::{erased, terminator};
 use crate::object::device::DeviceWsi;
 use crate::object::surface::{create, surface_for, Surface, DRIVER_SURFACES_INTERFACE};
 use crate::given::allocator::Allocator;
-use crate::given::surface::SurfaceCreateInfo;
+use crate::given::surface::{SurfaceCapabilities2Out, SurfaceCreateInfo};
 
 /// An application's `VkPhysicalDeviceSurfaceInfo2KHR` and its surface, as views; `None` for NULL.
 ///
@@ -398,14 +398,15 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
             Ok(info) => info,
             Err(error) => return error,
         };
-        // SAFETY: NULL or the caller's writable structure (this function's contract).
-        let Some(caps) = (unsafe { pSurfaceCapabilities.as_mut() }) else {
+        // SAFETY: NULL or the caller's writable structure, its chain valid (this function's
+        // contract).
+        let Some(mut caps) = (unsafe { SurfaceCapabilities2Out::new(pSurfaceCapabilities) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let result = if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceCapabilities2KHR) {
             // SAFETY: the driver's function with its own device, the info naming its surface (the
             // chain the caller's); the caller's output structure and chain (this function's contract).
-            unsafe { f(handle, &info, caps) }
+            unsafe { f(handle, &info, caps.as_mut_ptr()) }
         } else {
             if !info.pNext.is_null() {
                 log::log(Level::WarnDriver, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
@@ -413,13 +414,16 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
             match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
                 // SAFETY: the driver's function with its own device and surface, and the plain
                 // structure inside the caller's.
-                Some(f) => unsafe { f(handle, info.surface, &mut caps.surfaceCapabilities) },
+                Some(f) => unsafe { f(handle, info.surface, caps.capabilities()) },
                 None => missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
             }
         };
         if result == VkResult::SUCCESS && !has_surface_maintenance1(pd) {
-            // SAFETY: the caller's chains (this function's contract).
-            unsafe { emulate_surface_maintenance1(&info, caps) };
+            // SAFETY: NULL or a valid chain (this function's contract).
+            let asked = unsafe { vk_generated::find_in_chain::<VkSurfacePresentModeKHR>(info.pNext) };
+            if let Some(asked) = asked {
+                caps.emulate_surface_maintenance1(asked.presentMode);
+            }
         }
         result
     })
@@ -430,51 +434,6 @@ fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
     let Some(instance) = pd.instance() else { return false };
     let driver = instance.drivers.get(pd.driver);
     driver.is_some_and(|d| d.has_extension(b"VK_KHR_surface_maintenance1") || d.has_extension(b"VK_EXT_surface_maintenance1"))
-}
-
-/// `VK_KHR_surface_maintenance1` is an instance extension, so applications ask its questions of
-/// devices whose drivers lack it. For the present mode in `info`'s chain, the answers a driver
-/// without it would give, as the Khronos loader does: the mode is compatible only with itself, and
-/// no scaling (the scaled extents are the surface's extents).
-///
-/// # Safety
-/// `info`'s and `caps`'s chains must be valid (Vulkan's valid usage), `caps`'s writable, each
-/// present mode array valid for its count.
-unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, caps: &mut VkSurfaceCapabilities2KHR) {
-    // SAFETY: the caller's promise that the chain is valid.
-    let asked = unsafe { vk_generated::find_in_chain::<VkSurfacePresentModeKHR>(info.pNext) };
-    let Some(present_mode) = asked.map(|asked| asked.presentMode) else { return };
-    let extent = (caps.surfaceCapabilities.minImageExtent, caps.surfaceCapabilities.maxImageExtent);
-    let mut next = caps.pNext as *mut VkBaseOutStructure;
-    while !next.is_null() {
-        // The header read by value: no reference to it lives while the element is written
-        // through a reference of its own type, made only once its sType is known.
-        // SAFETY: an element of the application's output chain (Vulkan's valid usage).
-        let (s_type, following) = unsafe { ((*next).sType, (*next).pNext) };
-        match s_type {
-            VkStructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_KHR => {
-                // SAFETY: its sType says it is one; the application's, writable.
-                let compatibility = unsafe { &mut *next.cast::<VkSurfacePresentModeCompatibilityKHR>() };
-                if compatibility.pPresentModes.is_null() {
-                    compatibility.presentModeCount = 1;
-                } else if compatibility.presentModeCount != 0 {
-                    // SAFETY: an array of `presentModeCount` modes (Vulkan's valid usage), at least one.
-                    unsafe { *compatibility.pPresentModes = present_mode };
-                    compatibility.presentModeCount = 1;
-                }
-            }
-            VkStructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_KHR => {
-                // SAFETY: its sType says it is one; the application's, writable.
-                let scaling = unsafe { &mut *next.cast::<VkSurfacePresentScalingCapabilitiesKHR>() };
-                scaling.supportedPresentScaling = Default::default();
-                scaling.supportedPresentGravityX = Default::default();
-                scaling.supportedPresentGravityY = Default::default();
-                (scaling.minScaledImageExtent, scaling.maxScaledImageExtent) = extent;
-            }
-            _ => {}
-        }
-        next = following;
-    }
 }
 
 /// `VK_KHR_get_surface_capabilities2`: the driver's own, or emulated through

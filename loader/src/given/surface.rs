@@ -3,6 +3,7 @@
 
 use std::ffi::CStr;
 use std::marker::PhantomData;
+use std::ptr::NonNull;
 
 use vk_generated::layer_abi::{
     VkIcdSurfaceBase, VkIcdSurfaceDisplay, VkIcdSurfaceHeadless, VkIcdSurfaceWayland, VkIcdSurfaceXcb,
@@ -173,6 +174,78 @@ impl<'a> SurfaceCreateInfo<'a> {
                     imageExtent: info.imageExtent,
                 },
             },
+        }
+    }
+}
+
+/// An application's `VkSurfaceCapabilities2KHR` to fill: writable, its `pNext` chain valid (each
+/// element writable, its `sType` and `pNext` set, each present mode array valid for its count),
+/// for `'a`. Its header is never handed out writable: the chain stays the one the application set.
+pub struct SurfaceCapabilities2Out<'a> {
+    caps: NonNull<VkSurfaceCapabilities2KHR>,
+    lives: PhantomData<&'a mut VkSurfaceCapabilities2KHR>,
+}
+
+impl<'a> SurfaceCapabilities2Out<'a> {
+    /// The view of an application's output structure; `None` for NULL.
+    ///
+    /// # Safety
+    /// `caps` must be NULL or a writable structure whose chain is valid for `'a` (Vulkan's valid
+    /// usage: each element writable, its `sType` and `pNext` set, each present mode array valid for
+    /// its count), used by no one else for `'a`.
+    pub unsafe fn new(caps: *mut VkSurfaceCapabilities2KHR) -> Option<SurfaceCapabilities2Out<'a>> {
+        Some(SurfaceCapabilities2Out { caps: NonNull::new(caps)?, lives: PhantomData })
+    }
+
+    /// The structure, for a driver to fill as the application asked (its chain included).
+    pub fn as_mut_ptr(&mut self) -> *mut VkSurfaceCapabilities2KHR {
+        self.caps.as_ptr()
+    }
+
+    /// The plain capabilities inside it.
+    pub fn capabilities(&mut self) -> &mut VkSurfaceCapabilitiesKHR {
+        // SAFETY: a writable structure (`new`'s contract); a reference to its plain part alone,
+        // borrowed from the view.
+        unsafe { &mut (*self.caps.as_ptr()).surfaceCapabilities }
+    }
+
+    /// `VK_KHR_surface_maintenance1` is an instance extension, so applications ask its questions
+    /// of devices whose drivers lack it. For `present_mode` (what the application's surface info
+    /// chains), the answers a driver without it would give, as the Khronos loader does: the mode is
+    /// compatible only with itself, and no scaling (the scaled extents are the surface's extents).
+    pub fn emulate_surface_maintenance1(&mut self, present_mode: VkPresentModeKHR) {
+        let plain = *self.capabilities();
+        let extent = (plain.minImageExtent, plain.maxImageExtent);
+        // SAFETY: a valid structure (`new`'s contract), its header read by value.
+        let mut next = unsafe { std::ptr::addr_of!((*self.caps.as_ptr()).pNext).read() }.cast::<VkBaseOutStructure>();
+        while !next.is_null() {
+            // The header read by value: no reference to it lives while the element is written
+            // through a reference of its own type, made only once its sType is known.
+            // SAFETY: an element of the valid chain (`new`'s contract).
+            let VkBaseOutStructure { sType: s_type, pNext: following } = unsafe { next.read() };
+            match s_type {
+                VkStructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_KHR => {
+                    // SAFETY: its sType says it is one; writable (`new`'s contract).
+                    let compatibility = unsafe { &mut *next.cast::<VkSurfacePresentModeCompatibilityKHR>() };
+                    if compatibility.pPresentModes.is_null() {
+                        compatibility.presentModeCount = 1;
+                    } else if compatibility.presentModeCount != 0 {
+                        // SAFETY: an array of `presentModeCount` modes (`new`'s contract), at least one.
+                        unsafe { *compatibility.pPresentModes = present_mode };
+                        compatibility.presentModeCount = 1;
+                    }
+                }
+                VkStructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_KHR => {
+                    // SAFETY: its sType says it is one; writable (`new`'s contract).
+                    let scaling = unsafe { &mut *next.cast::<VkSurfacePresentScalingCapabilitiesKHR>() };
+                    scaling.supportedPresentScaling = Default::default();
+                    scaling.supportedPresentGravityX = Default::default();
+                    scaling.supportedPresentGravityY = Default::default();
+                    (scaling.minScaledImageExtent, scaling.maxScaledImageExtent) = extent;
+                }
+                _ => {}
+            }
+            next = following;
         }
     }
 }
