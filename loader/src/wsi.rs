@@ -26,21 +26,9 @@ use crate::debug::log::{self, Level};
 use crate::object::instance::PhysicalDevice;
 use crate::ffi::{erased, terminator};
 use crate::object::device::DeviceWsi;
-use crate::object::surface::{create, surface_for, Surface, DRIVER_SURFACES_INTERFACE};
+use crate::object::surface::{create, surface_for, surface_info, Surface, DRIVER_SURFACES_INTERFACE};
 use crate::given::allocator::Allocator;
 use crate::given::surface::{SurfaceCapabilities2Out, SurfaceCreateInfo};
-
-/// An application's `VkPhysicalDeviceSurfaceInfo2KHR` and its surface, as views; `None` for NULL.
-///
-/// # Safety
-/// `info` must be NULL or a valid structure for `'a` whose `surface` is NULL or a live surface of
-/// this loader (Vulkan's valid usage).
-unsafe fn surface_info<'a>(info: *const VkPhysicalDeviceSurfaceInfo2KHR) -> Option<(&'a VkPhysicalDeviceSurfaceInfo2KHR, Option<&'a Surface>)> {
-    // SAFETY: NULL or a valid structure (this function's contract).
-    let info = unsafe { info.as_ref() }?;
-    // SAFETY: NULL or a live surface of this loader (this function's contract).
-    Some((info, unsafe { Surface::from_handle(info.surface) }))
-}
 
 /// A `VkPhysicalDeviceSurfaceInfo2KHR` with the driver's surface in it (pNext kept).
 fn info_for_driver(info: &VkPhysicalDeviceSurfaceInfo2KHR, surface: Option<&Surface>, driver: usize) -> Result<VkPhysicalDeviceSurfaceInfo2KHR, VkResult> {

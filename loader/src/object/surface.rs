@@ -269,3 +269,14 @@ fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], al
     }
 }
 
+/// An application's `VkPhysicalDeviceSurfaceInfo2KHR` and its surface, as views; `None` for NULL.
+///
+/// # Safety
+/// `info` must be NULL or a valid structure for `'a` whose `surface` is NULL or a live surface of
+/// this loader (Vulkan's valid usage).
+pub unsafe fn surface_info<'a>(info: *const VkPhysicalDeviceSurfaceInfo2KHR) -> Option<(&'a VkPhysicalDeviceSurfaceInfo2KHR, Option<&'a Surface>)> {
+    // SAFETY: NULL or a valid structure (this function's contract).
+    let info = unsafe { info.as_ref() }?;
+    // SAFETY: NULL or a live surface of this loader (this function's contract).
+    Some((info, unsafe { Surface::from_handle(info.surface) }))
+}
