@@ -1,4 +1,5 @@
-//! WSI surfaces (`VK_KHR_surface` and the platform surface extensions).
+//! WSI surfaces (`VK_KHR_surface` and the platform surface extensions): the commands; the surface
+//! object is `crate::object::surface`'s, the create infos `crate::given::surface`'s views.
 //!
 //! Every `vkCreate*SurfaceKHR` makes a loader-owned surface whose first bytes are the
 //! `VkIcdSurface*` structure of its platform, so drivers that leave surfaces to the loader

@@ -70,8 +70,9 @@ pub struct Surface {
     instance: *const Instance,
 }
 
-// SAFETY: the pointers are the application's window-system handles and allocator, which Vulkan
-// requires to stay valid for the surface's life, and the instance, which outlives its surfaces.
+// SAFETY: the pointers are the application's window-system handles (in `icd`), which Vulkan
+// requires valid for the surface's life and the loader never reads through, and the instance,
+// which outlives its surfaces; the kept create info and callbacks are `Send` and `Sync` themselves.
 unsafe impl Send for Surface {}
 // SAFETY: as for `Send`; what changes after creation is atomic.
 unsafe impl Sync for Surface {}
