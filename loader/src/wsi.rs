@@ -1,4 +1,5 @@
-//! WSI surfaces (`VK_KHR_surface` and the platform surface extensions).
+//! WSI surfaces (`VK_KHR_surface` and the platform surface extensions): the commands; the surface
+//! object is `crate::object::surface`'s, the create infos `crate::given::surface`'s views.
 //!
 //! Every `vkCreate*SurfaceKHR` makes a loader-owned surface whose first bytes are the
 //! `VkIcdSurface*` structure of its platform, so drivers that leave surfaces to the loader
@@ -14,18 +15,11 @@
 //! kept (no structure extends the Linux ones but an NVIDIA display-plane one): the drivers not loaded
 //! yet are loaded for it, as without the driver cache.
 
-use std::cell::Cell;
 use std::ffi::CStr;
-use std::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use std::sync::Arc;
-use vk_generated::layer_abi::{
-    VkIcdSurfaceBase, VkIcdSurfaceDisplay, VkIcdSurfaceHeadless, VkIcdSurfaceWayland, VkIcdSurfaceXcb,
-    VkIcdSurfaceXlib, VkIcdWsiPlatform,
-};
 
 use vk_generated::types::*;
 use vk_generated::{DeviceDispatchTable, InstanceDispatchTable};
-use crate::platform::host_alloc::{with_system_allocator, AllocatorScope};
+use crate::platform::host_alloc::AllocatorScope;
 use crate::object::device::DeviceData;
 use crate::ffi;
 use crate::object::instance::{DriverInstance, Instance};
@@ -33,272 +27,18 @@ use crate::debug::log::{self, Level};
 use crate::object::instance::PhysicalDevice;
 use crate::ffi::{erased, terminator};
 use crate::object::device::DeviceWsi;
-
-/// The first driver interface version at which drivers may create their own surfaces.
-const DRIVER_SURFACES_INTERFACE: u32 = 3;
-
-/// The platform part of a loader surface: what a driver reads at the `VkSurfaceKHR` address.
-#[repr(C)]
-#[derive(Clone, Copy)]
-pub union IcdSurface {
-    pub base: VkIcdSurfaceBase,
-    pub xcb: VkIcdSurfaceXcb,
-    pub xlib: VkIcdSurfaceXlib,
-    pub wayland: VkIcdSurfaceWayland,
-    pub display: VkIcdSurfaceDisplay,
-    pub headless: VkIcdSurfaceHeadless,
-}
-
-/// The application's create info, as given (its `pNext` included).
-#[derive(Clone, Copy)]
-enum PlatformInfo {
-    Xcb(VkXcbSurfaceCreateInfoKHR),
-    Xlib(VkXlibSurfaceCreateInfoKHR),
-    Wayland(VkWaylandSurfaceCreateInfoKHR),
-    Headless(VkHeadlessSurfaceCreateInfoEXT),
-    Display(VkDisplaySurfaceCreateInfoKHR),
-}
-
-impl PlatformInfo {
-    fn command(&self) -> &'static str {
-        match self {
-            PlatformInfo::Xcb(_) => "vkCreateXcbSurfaceKHR",
-            PlatformInfo::Xlib(_) => "vkCreateXlibSurfaceKHR",
-            PlatformInfo::Wayland(_) => "vkCreateWaylandSurfaceKHR",
-            PlatformInfo::Headless(_) => "vkCreateHeadlessSurfaceEXT",
-            PlatformInfo::Display(_) => "vkCreateDisplayPlaneSurfaceKHR",
-        }
-    }
-
-    fn extension(&self) -> &'static CStr {
-        match self {
-            PlatformInfo::Xcb(_) => c"VK_KHR_xcb_surface",
-            PlatformInfo::Xlib(_) => c"VK_KHR_xlib_surface",
-            PlatformInfo::Wayland(_) => c"VK_KHR_wayland_surface",
-            PlatformInfo::Headless(_) => c"VK_EXT_headless_surface",
-            PlatformInfo::Display(_) => c"VK_KHR_display",
-        }
-    }
-
-    /// Whether it chains structures (then it is not kept for a driver loaded later).
-    fn chained(&self) -> bool {
-        !match self {
-            PlatformInfo::Xcb(i) => i.pNext,
-            PlatformInfo::Xlib(i) => i.pNext,
-            PlatformInfo::Wayland(i) => i.pNext,
-            PlatformInfo::Headless(i) => i.pNext,
-            PlatformInfo::Display(i) => i.pNext,
-        }
-        .is_null()
-    }
-
-    /// Calls the driver's create function if it has one (`None`: it leaves surfaces to the loader).
-    fn create_in(&self, d: &DriverInstance, allocator: Option<&VkAllocationCallbacks>, out: &mut VkSurfaceKHR) -> Option<VkResult> {
-        let (table, handle) = d.live();
-        let allocator = allocator.map_or(std::ptr::null(), std::ptr::from_ref);
-        // SAFETY: the driver's live instance with its own function; the application's create info
-        // as it gave it (made at the entry point: its window-system handles valid for the surface's
-        // life, as Vulkan requires, and a chain only while the call that gave it runs: such an
-        // info is not kept for later, see `create`); NULL or the surface's callbacks; a handle of
-        // the loader's own to write.
-        unsafe {
-            match self {
-                PlatformInfo::Xcb(info) => table.vkCreateXcbSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Xlib(info) => table.vkCreateXlibSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Wayland(info) => table.vkCreateWaylandSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Headless(info) => table.vkCreateHeadlessSurfaceEXT.map(|f| f(handle, info, allocator, out)),
-                PlatformInfo::Display(info) => table.vkCreateDisplayPlaneSurfaceKHR.map(|f| f(handle, info, allocator, out)),
-            }
-        }
-    }
-}
-
-/// What one driver is given for a loader surface: `state` (below) and, for [`OWN`], `handle`.
-struct DriverSurface {
-    state: AtomicU8,
-    /// While `state` is [`OWN`]: the driver's own surface, live.
-    handle: AtomicU64,
-}
-
-/// The driver reads the loader's surface (interface 2 and older, or no create function).
-const LOADERS: u8 = 0;
-/// The driver's own, in `handle`: what its create function wrote, NULL included, as with the
-/// Khronos loader.
-const OWN: u8 = 1;
-/// Its driver is not loaded yet: made when it is.
-const WAITING: u8 = 2;
-/// Being made, by the thread that found its driver loaded.
-const MAKING: u8 = 3;
-/// Making it when its driver was loaded failed: what is asked of the driver about the surface
-/// fails with `VK_ERROR_SURFACE_LOST_KHR`.
-const FAILED: u8 = 4;
-/// The loader's surface was destroyed.
-const GONE: u8 = 5;
-
-impl DriverSurface {
-    fn new(state: u8) -> DriverSurface {
-        DriverSurface { state: AtomicU8::new(state), handle: AtomicU64::new(0) }
-    }
-
-    /// Marks the loader's surface destroyed and destroys the driver's own, if it has one (once:
-    /// the state is swapped; a driver making one now destroys it when done).
-    fn destroy(&self, driver: &DriverInstance, allocator: *const VkAllocationCallbacks) {
-        if self.state.swap(GONE, Ordering::AcqRel) == OWN {
-            // SAFETY: the driver's own live surface (what `handle` holds while the state is OWN),
-            // destroyed once (the state is GONE from now on); `allocator` as the caller's.
-            unsafe { destroy_in_driver(driver, VkSurfaceKHR(self.handle.load(Ordering::Acquire)), allocator) };
-        }
-    }
-}
-
-/// The loader's `VkSurfaceKHR` (its address is the handle; an `Arc`, since a driver loaded in
-/// another thread may be making its surface from it while the application destroys it).
-#[repr(C)]
-pub struct Surface {
-    /// First, so that the handle is a valid `VkIcdSurface*` for drivers.
-    icd: IcdSurface,
-    /// The drivers' surfaces, by index into `Instance::drivers`.
-    per_driver: Box<[DriverSurface]>,
-    /// For the drivers loaded later.
-    info: PlatformInfo,
-    allocator: Option<VkAllocationCallbacks>,
-    instance: *const Instance,
-}
-
-// SAFETY: the pointers are the application's window-system handles and allocator, which Vulkan
-// requires to stay valid for the surface's life, and the instance, which outlives its surfaces.
-unsafe impl Send for Surface {}
-// SAFETY: as for `Send`; what changes after creation is atomic.
-unsafe impl Sync for Surface {}
-
-impl Surface {
-    /// The loader's surface behind a handle; `None` for NULL.
-    ///
-    /// # Safety
-    /// `handle` must be NULL or a surface this loader created and the application has not
-    /// destroyed (Vulkan's valid usage), for `'a`.
-    unsafe fn from_handle<'a>(handle: VkSurfaceKHR) -> Option<&'a Surface> {
-        // SAFETY: NULL or the address of a live `Surface` in its `Arc` (this function's contract).
-        unsafe { (handle.0 as *const Surface).as_ref() }
-    }
-
-    fn handle(&self) -> VkSurfaceKHR {
-        VkSurfaceKHR(self as *const Surface as u64)
-    }
-
-    /// The instance that made the surface.
-    fn instance(&self) -> Option<&Instance> {
-        // SAFETY: the instance outlives its surfaces (Vulkan requires them destroyed before it),
-        // and the work kept for a driver not loaded yet runs only while the instance lives (its
-        // drivers are the instance's).
-        unsafe { self.instance.as_ref() }
-    }
-
-    /// The handle driver `driver` must be given for this surface (see [`for_driver`]);
-    /// `VK_ERROR_SURFACE_LOST_KHR` where the driver could not make its own when it was loaded. A
-    /// surface still waiting for its driver, now loaded (a call that loaded it racing with the
-    /// thread making the surfaces), is made now or waited for.
-    fn for_driver(&self, driver: usize) -> Result<VkSurfaceKHR, VkResult> {
-        let Some(slot) = self.per_driver.get(driver) else { return Ok(self.handle()) };
-        loop {
-            match slot.state.load(Ordering::Acquire) {
-                LOADERS => return Ok(self.handle()),
-                OWN => return Ok(VkSurfaceKHR(slot.handle.load(Ordering::Acquire))),
-                // Not loaded (it failed to be): the physical device's calls go to no driver.
-                WAITING if !make_in_driver(self, driver) => return Ok(self.handle()),
-                WAITING => {}
-                // Asked from inside the driver's create function for it.
-                MAKING if MAKING_HERE.get() => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
-                MAKING => std::thread::yield_now(),
-                _ => return Err(VkResult::ERROR_SURFACE_LOST_KHR),
-            }
-        }
-    }
-}
-
-thread_local! {
-    /// This thread is in a driver's create function for a surface made when it was loaded.
-    static MAKING_HERE: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The handle a driver must be given for `surface`: its own surface if it made one, else the
-/// loader's (a surface that failed is given as the loader's: naming objects only).
-///
-/// # Safety
-/// `surface` must be NULL or a surface this loader created and has not destroyed.
-pub unsafe fn for_driver(surface: VkSurfaceKHR, driver: usize) -> VkSurfaceKHR {
-    // SAFETY: this function's contract is `from_handle`'s.
-    let view = unsafe { Surface::from_handle(surface) };
-    surface_for(view, driver).unwrap_or(surface)
-}
-
-/// [`Surface::for_driver`] of a surface an application passed, NULL for NULL.
-fn surface_for(surface: Option<&Surface>, driver: usize) -> Result<VkSurfaceKHR, VkResult> {
-    surface.map_or(Ok(VkSurfaceKHR::NULL), |s| s.for_driver(driver))
-}
-
-/// An application's `VkPhysicalDeviceSurfaceInfo2KHR` and its surface, as views; `None` for NULL.
-///
-/// # Safety
-/// `info` must be NULL or a valid structure for `'a` whose `surface` is NULL or a live surface of
-/// this loader (Vulkan's valid usage).
-unsafe fn surface_info<'a>(info: *const VkPhysicalDeviceSurfaceInfo2KHR) -> Option<(&'a VkPhysicalDeviceSurfaceInfo2KHR, Option<&'a Surface>)> {
-    // SAFETY: NULL or a valid structure (this function's contract).
-    let info = unsafe { info.as_ref() }?;
-    // SAFETY: NULL or a live surface of this loader (this function's contract).
-    Some((info, unsafe { Surface::from_handle(info.surface) }))
-}
+use crate::object::surface::{create, surface_for, surface_info, Surface, DRIVER_SURFACES_INTERFACE};
+use crate::given::allocator::Allocator;
+use crate::given::surface::{SurfaceCapabilities2Out, SurfaceCreateInfo};
 
 /// A `VkPhysicalDeviceSurfaceInfo2KHR` with the driver's surface in it (pNext kept).
 fn info_for_driver(info: &VkPhysicalDeviceSurfaceInfo2KHR, surface: Option<&Surface>, driver: usize) -> Result<VkPhysicalDeviceSurfaceInfo2KHR, VkResult> {
     Ok(VkPhysicalDeviceSurfaceInfo2KHR { surface: surface_for(surface, driver)?, ..*info })
 }
 
-/// Makes driver `index`'s own surface for `surface` if it waits for it and the driver is now
-/// loaded; `false` where the driver is not loaded (failed to be).
-fn make_in_driver(surface: &Surface, index: usize) -> bool {
-    let Some(d) = surface.instance().and_then(|i| i.drivers.get(index)) else { return false };
-    if d.is_unloaded() {
-        return false;
-    }
-    let slot = &surface.per_driver[index];
-    if slot.state.compare_exchange(WAITING, MAKING, Ordering::AcqRel, Ordering::Acquire).is_err() {
-        return true;
-    }
-    let mut own = VkSurfaceKHR::NULL;
-    let outer = MAKING_HERE.replace(true);
-    let result = surface.info.create_in(d, surface.allocator.as_ref(), &mut own);
-    MAKING_HERE.set(outer);
-    let state = match result {
-        None => LOADERS,
-        Some(VkResult::SUCCESS) => {
-            slot.handle.store(own.0, Ordering::Release);
-            OWN
-        }
-        Some(error) => {
-            // An error: the application's surface calls fail from now on.
-            let command = surface.info.command();
-            let message = format!(
-                "{}: {command} for a surface made before it was loaded failed with {error:?}; its physical devices' calls with that surface fail (VK_ERROR_SURFACE_LOST_KHR)",
-                d.driver.manifest_path
-            );
-            log::write(Level::ErrorDriver, &message);
-            FAILED
-        }
-    };
-    if slot.state.compare_exchange(MAKING, state, Ordering::AcqRel, Ordering::Acquire).is_err() && state == OWN {
-        // The application destroyed the loader's surface meanwhile: the driver's goes too.
-        let allocator = surface.allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
-        // SAFETY: the surface the driver just made, given to no one, with the callbacks it was
-        // made with.
-        unsafe { destroy_in_driver(d, own, allocator) };
-    }
-    true
-}
-
 /// Whether `instance` may make a surface of `info`'s platform (its extension enabled); the
 /// drivers not loaded yet are loaded now where `info` is not kept for them.
-fn check_creation(instance: &Instance, info: &PlatformInfo) -> Result<(), VkResult> {
+fn check_creation(instance: &Instance, info: &SurfaceCreateInfo<'_>) -> Result<(), VkResult> {
     let (command, extension) = (info.command(), info.extension());
     if !vk_generated::lookup::extension(extension.to_bytes()).is_some_and(|id| instance.enabled_extensions.contains(id)) {
         log::write(Level::Error, &format!("{command}: {extension:?} is not enabled on this instance"));
@@ -311,288 +51,56 @@ fn check_creation(instance: &Instance, info: &PlatformInfo) -> Result<(), VkResu
     Ok(())
 }
 
-/// Creates the loader surface and, in every driver at interface 3+ that can, the driver's own
-/// (now, or when a driver not loaded yet is), in `memory`, the scope of `allocator`.
-fn create(instance: &Instance, info: PlatformInfo, icd: IcdSurface, allocator: Option<&VkAllocationCallbacks>, memory: AllocatorScope) -> Result<VkSurfaceKHR, VkResult> {
-    let (command, extension) = (info.command(), info.extension());
-    let allocator_ptr = allocator.map_or(std::ptr::null(), std::ptr::from_ref);
-    let per_driver: Box<[DriverSurface]> = (0..instance.drivers.len()).map(|_| DriverSurface::new(LOADERS)).collect();
-    for (index, driver) in instance.drivers.iter().enumerate() {
-        if driver.driver.interface_version < DRIVER_SURFACES_INTERFACE || !driver.has_extension(extension.to_bytes()) {
-            continue;
-        }
-        let slot = &per_driver[index];
-        if driver.is_unloaded() {
-            slot.state.store(WAITING, Ordering::Relaxed);
-            continue;
-        }
-        let mut own = VkSurfaceKHR::NULL;
-        match info.create_in(driver, allocator, &mut own) {
-            None => {}
-            Some(VkResult::SUCCESS) => {
-                slot.handle.store(own.0, Ordering::Relaxed);
-                slot.state.store(OWN, Ordering::Relaxed);
-            }
-            Some(error) => {
-                log!(Level::WarnDriver, "{command}: {} failed with {error:?}", driver.driver.manifest_path);
-                destroy_driver_surfaces(instance, &per_driver, allocator_ptr);
-                return Err(error);
-            }
-        }
-    }
-    let surface = Arc::new(Surface { icd, per_driver, info, allocator: allocator.copied(), instance });
-    if memory.failed() {
-        destroy_driver_surfaces(instance, &surface.per_driver, allocator_ptr);
-        return Err(VkResult::ERROR_OUT_OF_HOST_MEMORY);
-    }
-    drop(memory);
-    let key = Arc::as_ptr(&surface) as u64;
-    for (index, driver) in instance.drivers.iter().enumerate() {
-        let Some(lazy) = driver.lazy.as_ref().filter(|_| surface.per_driver[index].state.load(Ordering::Relaxed) == WAITING) else { continue };
-        let kept = surface.clone();
-        // Instance-lifetime bookkeeping, not the surface's memory.
-        let work: crate::lazy::Work = with_system_allocator(|| {
-            Arc::new(move || {
-                make_in_driver(&kept, index);
+/// A `vkCreate*SurfaceKHR` command: the loader's surface, and the drivers' own where they make
+/// them.
+macro_rules! create_command {
+    ($name:ident, $info:ty) => {
+        #[doc = concat!("`", stringify!($name), "`: the loader's surface, and the drivers' own where they make them.")]
+        ///
+        /// # Safety
+        /// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
+        /// structure (its chain valid) whose window-system handles (the display mode, for a display
+        /// surface) stay valid for the surface's life; `pAllocator` NULL or valid callbacks,
+        /// callable for the surface's life; `pSurface` valid for writing a handle. A NULL
+        /// `pCreateInfo`, `instance` or `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
+        pub unsafe extern "system" fn $name(
+            instance: VkInstance,
+            pCreateInfo: *const $info,
+            pAllocator: *const VkAllocationCallbacks,
+            pSurface: *mut VkSurfaceKHR,
+        ) -> VkResult {
+            let command = &stringify!($name)["terminator_".len()..];
+            ffi::guard(command, VkResult::ERROR_INITIALIZATION_FAILED, || {
+                // SAFETY: NULL or a valid structure whose window-system handles stay valid for the
+                // surface's life, its chain for the call (this function's contract).
+                let Some(info) = (unsafe { SurfaceCreateInfo::new(pCreateInfo) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                // SAFETY: NULL or a live instance of this loader (this function's contract).
+                let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                // SAFETY: NULL or valid for writing a handle (this function's contract).
+                let Some(out) = (unsafe { pSurface.as_mut() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+                if let Err(error) = check_creation(instance, &info) {
+                    return error;
+                }
+                // SAFETY: NULL or valid callbacks, callable for the surface's life (this function's
+                // contract).
+                let (allocator, memory) = unsafe { (Allocator::new(pAllocator), AllocatorScope::enter(pAllocator, VkSystemAllocationScope::OBJECT)) };
+                match create(instance, info, allocator, memory) {
+                    Ok(surface) => {
+                        *out = surface;
+                        VkResult::SUCCESS
+                    }
+                    Err(error) => error,
+                }
             })
-        });
-        if !lazy.when_loaded(key, work) {
-            // Loaded (or failed to be) since it was looked at.
-            make_in_driver(&surface, index);
         }
-    }
-    let handle = Arc::into_raw(surface) as u64;
-    // Instance-lifetime bookkeeping, not the surface's memory.
-    with_system_allocator(|| instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()).push(handle));
-    Ok(VkSurfaceKHR(handle))
+    };
 }
 
-/// Destroys a surface of `instance` that its list held (and no longer holds): the drivers'
-/// surfaces with `allocator`, then the loader's.
-///
-/// # Safety
-/// `handle` must be `Arc::into_raw` of a surface of `instance` (`create`), just taken out of
-/// `instance.surfaces`, so destroyed only here and once; `allocator` NULL or callbacks compatible
-/// with those it was made with.
-unsafe fn destroy_listed(instance: &Instance, handle: u64, allocator: *const VkAllocationCallbacks) {
-    // SAFETY: the raw `Arc` of the surface, given back once (this function's contract).
-    let own = unsafe { Arc::from_raw(handle as *const Surface) };
-    // Drivers not loaded yet make no surface for it when they are.
-    for lazy in instance.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
-        lazy.not_needed(handle);
-    }
-    destroy_driver_surfaces(instance, &own.per_driver, allocator);
-}
-
-/// Destroys the surfaces the application left when it destroys their instance (Vulkan requires
-/// them destroyed first; the Khronos loader leaks them): each with the allocator it was created
-/// with, before the drivers' instances.
-pub fn destroy_surfaces_left(instance: &Instance) {
-    let left = std::mem::take(&mut *instance.surfaces.lock().unwrap_or_else(|e| e.into_inner()));
-    if left.is_empty() {
-        return;
-    }
-    log!(Level::Warn, "vkDestroyInstance: {} surfaces the application did not destroy, destroyed with the instance", left.len());
-    for handle in left {
-        // SAFETY: each handle was in the instance's list, taken out above: a live surface of this
-        // instance, destroyed only here. Its own allocator, which lives as long as the surface.
-        let allocator = unsafe { (*(handle as *const Surface)).allocator };
-        let allocator_ptr = allocator.as_ref().map_or(std::ptr::null(), std::ptr::from_ref);
-        // SAFETY: as above; the callbacks it was created with.
-        unsafe { destroy_listed(instance, handle, allocator_ptr) };
-    }
-}
-
-/// The create commands' boundary: the instance and the pointers they received made views, the
-/// surface made ([`create`]), its handle written.
-///
-/// # Safety
-/// Vulkan's valid usage of the create commands: `instance` a live instance of this loader;
-/// `allocator` NULL or valid callbacks, callable for the surface's life; `out` valid for writing a
-/// handle; `info` made from the application's create info, whose window-system handles stay
-/// valid for the surface's life. A NULL `instance` or `out` is `VK_ERROR_INITIALIZATION_FAILED`.
-unsafe fn create_surface(instance: VkInstance, info: PlatformInfo, icd: IcdSurface, allocator: *const VkAllocationCallbacks, out: *mut VkSurfaceKHR) -> VkResult {
-    // SAFETY: NULL or a live instance of this loader (this function's contract).
-    let Some(instance) = (unsafe { Instance::from_handle(instance) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    if out.is_null() {
-        return VkResult::ERROR_INITIALIZATION_FAILED;
-    }
-    if let Err(error) = check_creation(instance, &info) {
-        return error;
-    }
-    // SAFETY: NULL or valid callbacks, callable for the surface's life (this function's contract).
-    let (allocator, memory) = unsafe { (allocator.as_ref(), AllocatorScope::enter(allocator, VkSystemAllocationScope::OBJECT)) };
-    match create(instance, info, icd, allocator, memory) {
-        Ok(surface) => {
-            // SAFETY: a non-NULL `out` is writable (this function's contract).
-            unsafe { out.write(surface) };
-            VkResult::SUCCESS
-        }
-        Err(error) => error,
-    }
-}
-
-/// Calls the driver's `vkDestroySurfaceKHR` for its own surface `own` (nothing for NULL).
-///
-/// # Safety
-/// `own` must be NULL or a surface `driver` made that nothing destroyed and nothing uses
-/// afterwards; `allocator` NULL or callbacks compatible with those it was made with.
-unsafe fn destroy_in_driver(driver: &DriverInstance, own: VkSurfaceKHR, allocator: *const VkAllocationCallbacks) {
-    let (table, handle) = driver.live();
-    if let (false, Some(destroy)) = (own.is_null(), table.vkDestroySurfaceKHR) {
-        // SAFETY: the driver's live instance with its own function; the caller's promise for
-        // `own` and `allocator`.
-        unsafe { destroy(handle, own, allocator) };
-    }
-}
-
-/// Destroys the drivers' own surfaces (a driver making one now destroys it when done).
-fn destroy_driver_surfaces(instance: &Instance, per_driver: &[DriverSurface], allocator: *const VkAllocationCallbacks) {
-    for (driver, slot) in instance.drivers.iter().zip(per_driver) {
-        slot.destroy(driver, allocator);
-    }
-}
-
-/// `vkCreateXcbSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `connection` and `window` stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateXcbSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkXcbSurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateXcbSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            xcb: VkIcdSurfaceXcb {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XCB },
-                connection: info.connection,
-                window: info.window,
-            },
-        };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Xcb(*info), icd, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateXlibSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `dpy` and `window` stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateXlibSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkXlibSurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateXlibSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            xlib: VkIcdSurfaceXlib {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::XLIB },
-                dpy: info.dpy,
-                window: info.window,
-            },
-        };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Xlib(*info), icd, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateWaylandSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `display` and `surface` stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateWaylandSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkWaylandSurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateWaylandSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            wayland: VkIcdSurfaceWayland {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::WAYLAND },
-                display: info.display,
-                surface: info.surface,
-            },
-        };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Wayland(*info), icd, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateHeadlessSurfaceEXT`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose chained structures (if any) stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateHeadlessSurfaceEXT(
-    instance: VkInstance,
-    pCreateInfo: *const VkHeadlessSurfaceCreateInfoEXT,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateHeadlessSurfaceEXT", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            headless: VkIcdSurfaceHeadless { base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::HEADLESS } },
-        };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Headless(*info), icd, pAllocator, pSurface) }
-    })
-}
-
-/// `vkCreateDisplayPlaneSurfaceKHR`: the loader's surface, and the drivers' own where they make them.
-///
-/// # Safety
-/// Vulkan's valid usage: `instance` a live instance of this loader; `pCreateInfo` a valid
-/// structure whose `displayMode` (a mode of a display of this instance) stay valid for the surface's life; `pAllocator` NULL or valid
-/// callbacks; `pSurface` valid for writing a handle. A NULL `pCreateInfo`, `instance` or
-/// `pSurface` is `VK_ERROR_INITIALIZATION_FAILED`.
-pub unsafe extern "system" fn terminator_vkCreateDisplayPlaneSurfaceKHR(
-    instance: VkInstance,
-    pCreateInfo: *const VkDisplaySurfaceCreateInfoKHR,
-    pAllocator: *const VkAllocationCallbacks,
-    pSurface: *mut VkSurfaceKHR,
-) -> VkResult {
-    ffi::guard("vkCreateDisplayPlaneSurfaceKHR", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        // SAFETY: NULL or a valid structure (this function's contract).
-        let Some(info) = (unsafe { pCreateInfo.as_ref() }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
-        let icd = IcdSurface {
-            display: VkIcdSurfaceDisplay {
-                base: VkIcdSurfaceBase { platform: VkIcdWsiPlatform::DISPLAY },
-                displayMode: info.displayMode,
-                planeIndex: info.planeIndex,
-                planeStackIndex: info.planeStackIndex,
-                transform: info.transform,
-                globalAlpha: info.globalAlpha,
-                alphaMode: info.alphaMode,
-                imageExtent: info.imageExtent,
-            },
-        };
-        // SAFETY: this function's contract is `create_surface`'s.
-        unsafe { create_surface(instance, PlatformInfo::Display(*info), icd, pAllocator, pSurface) }
-    })
-}
+create_command!(terminator_vkCreateXcbSurfaceKHR, VkXcbSurfaceCreateInfoKHR);
+create_command!(terminator_vkCreateXlibSurfaceKHR, VkXlibSurfaceCreateInfoKHR);
+create_command!(terminator_vkCreateWaylandSurfaceKHR, VkWaylandSurfaceCreateInfoKHR);
+create_command!(terminator_vkCreateHeadlessSurfaceEXT, VkHeadlessSurfaceCreateInfoEXT);
+create_command!(terminator_vkCreateDisplayPlaneSurfaceKHR, VkDisplaySurfaceCreateInfoKHR);
 
 /// `vkDestroySurfaceKHR`: the drivers' own surfaces, then the loader's.
 ///
@@ -614,12 +122,12 @@ pub unsafe extern "system" fn terminator_vkDestroySurfaceKHR(
         // Out of the instance's list: a handle not there (destroyed already) is left alone.
         let listed = {
             let mut surfaces = instance.surfaces.lock().unwrap_or_else(|e| e.into_inner());
-            surfaces.iter().position(|&h| h == surface.0).map(|i| surfaces.swap_remove(i))
+            surfaces.iter().position(|s| s.handle() == surface).map(|i| surfaces.swap_remove(i))
         };
-        if let Some(handle) = listed {
-            // SAFETY: a surface of this instance (`create` listed it), just taken out of the list;
-            // the application's allocator for it (this function's contract).
-            unsafe { destroy_listed(instance, handle, pAllocator) };
+        if let Some(listed) = listed {
+            // SAFETY: NULL or callbacks compatible with those it was created with (this function's
+            // contract).
+            listed.destroy(instance, Some(unsafe { Allocator::new(pAllocator) }));
         }
     })
 }
@@ -879,14 +387,15 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
             Ok(info) => info,
             Err(error) => return error,
         };
-        // SAFETY: NULL or the caller's writable structure (this function's contract).
-        let Some(caps) = (unsafe { pSurfaceCapabilities.as_mut() }) else {
+        // SAFETY: NULL or the caller's writable structure, its chain valid (this function's
+        // contract).
+        let Some(mut caps) = (unsafe { SurfaceCapabilities2Out::new(pSurfaceCapabilities) }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         let result = if let (true, Some(f)) = (has_surface_capabilities2(pd), table.vkGetPhysicalDeviceSurfaceCapabilities2KHR) {
             // SAFETY: the driver's function with its own device, the info naming its surface (the
             // chain the caller's); the caller's output structure and chain (this function's contract).
-            unsafe { f(handle, &info, caps) }
+            unsafe { f(handle, &info, caps.as_mut_ptr()) }
         } else {
             if !info.pNext.is_null() {
                 log::log(Level::WarnDriver, "vkGetPhysicalDeviceSurfaceCapabilities2KHR: emulated for a driver without it; pSurfaceInfo->pNext ignored");
@@ -894,13 +403,16 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
             match table.vkGetPhysicalDeviceSurfaceCapabilitiesKHR {
                 // SAFETY: the driver's function with its own device and surface, and the plain
                 // structure inside the caller's.
-                Some(f) => unsafe { f(handle, info.surface, &mut caps.surfaceCapabilities) },
+                Some(f) => unsafe { f(handle, info.surface, caps.capabilities()) },
                 None => missing("vkGetPhysicalDeviceSurfaceCapabilitiesKHR"),
             }
         };
         if result == VkResult::SUCCESS && !has_surface_maintenance1(pd) {
-            // SAFETY: the caller's chains (this function's contract).
-            unsafe { emulate_surface_maintenance1(&info, caps) };
+            // SAFETY: NULL or a valid chain (this function's contract).
+            let asked = unsafe { vk_generated::find_in_chain::<VkSurfacePresentModeKHR>(info.pNext) };
+            if let Some(asked) = asked {
+                caps.emulate_surface_maintenance1(asked.presentMode);
+            }
         }
         result
     })
@@ -911,51 +423,6 @@ fn has_surface_maintenance1(pd: &PhysicalDevice) -> bool {
     let Some(instance) = pd.instance() else { return false };
     let driver = instance.drivers.get(pd.driver);
     driver.is_some_and(|d| d.has_extension(b"VK_KHR_surface_maintenance1") || d.has_extension(b"VK_EXT_surface_maintenance1"))
-}
-
-/// `VK_KHR_surface_maintenance1` is an instance extension, so applications ask its questions of
-/// devices whose drivers lack it. For the present mode in `info`'s chain, the answers a driver
-/// without it would give, as the Khronos loader does: the mode is compatible only with itself, and
-/// no scaling (the scaled extents are the surface's extents).
-///
-/// # Safety
-/// `info`'s and `caps`'s chains must be valid (Vulkan's valid usage), `caps`'s writable, each
-/// present mode array valid for its count.
-unsafe fn emulate_surface_maintenance1(info: &VkPhysicalDeviceSurfaceInfo2KHR, caps: &mut VkSurfaceCapabilities2KHR) {
-    // SAFETY: the caller's promise that the chain is valid.
-    let asked = unsafe { vk_generated::find_in_chain::<VkSurfacePresentModeKHR>(info.pNext) };
-    let Some(present_mode) = asked.map(|asked| asked.presentMode) else { return };
-    let extent = (caps.surfaceCapabilities.minImageExtent, caps.surfaceCapabilities.maxImageExtent);
-    let mut next = caps.pNext as *mut VkBaseOutStructure;
-    while !next.is_null() {
-        // The header read by value: no reference to it lives while the element is written
-        // through a reference of its own type, made only once its sType is known.
-        // SAFETY: an element of the application's output chain (Vulkan's valid usage).
-        let (s_type, following) = unsafe { ((*next).sType, (*next).pNext) };
-        match s_type {
-            VkStructureType::SURFACE_PRESENT_MODE_COMPATIBILITY_KHR => {
-                // SAFETY: its sType says it is one; the application's, writable.
-                let compatibility = unsafe { &mut *next.cast::<VkSurfacePresentModeCompatibilityKHR>() };
-                if compatibility.pPresentModes.is_null() {
-                    compatibility.presentModeCount = 1;
-                } else if compatibility.presentModeCount != 0 {
-                    // SAFETY: an array of `presentModeCount` modes (Vulkan's valid usage), at least one.
-                    unsafe { *compatibility.pPresentModes = present_mode };
-                    compatibility.presentModeCount = 1;
-                }
-            }
-            VkStructureType::SURFACE_PRESENT_SCALING_CAPABILITIES_KHR => {
-                // SAFETY: its sType says it is one; the application's, writable.
-                let scaling = unsafe { &mut *next.cast::<VkSurfacePresentScalingCapabilitiesKHR>() };
-                scaling.supportedPresentScaling = Default::default();
-                scaling.supportedPresentGravityX = Default::default();
-                scaling.supportedPresentGravityY = Default::default();
-                (scaling.minScaledImageExtent, scaling.maxScaledImageExtent) = extent;
-            }
-            _ => {}
-        }
-        next = following;
-    }
 }
 
 /// `VK_KHR_get_surface_capabilities2`: the driver's own, or emulated through

@@ -375,9 +375,7 @@ unsafe fn destroy_instance(instance: *mut Instance, allocator: *const VkAllocati
             // SAFETY: the caller's promise for `allocator`.
             unsafe { crate::chain::instance_layers::destroy_instance(shared, allocator) };
         }
-        // Unless a layer did not call down; the surfaces before the drivers' instances, which
-        // their surfaces belong to.
-        crate::wsi::destroy_surfaces_left(shared);
+        // Unless a layer did not call down.
         // SAFETY: as above.
         unsafe { shared.destroy_drivers(allocator) };
     }

@@ -687,8 +687,6 @@ unsafe extern "system" fn terminator_DestroyInstance(instance: VkInstance, pAllo
     ffi::guard("vkDestroyInstance (terminator)", (), || {
         // SAFETY: the caller's promise.
         if let Some(instance) = unsafe { Instance::from_handle(instance) } {
-            // Before the drivers' instances, which their surfaces belong to.
-            crate::wsi::destroy_surfaces_left(instance);
             // SAFETY: as above.
             unsafe { instance.destroy_drivers(pAllocator) };
         }

@@ -186,7 +186,7 @@ impl DeviceDebugObjects {
                 pd.map_or(handle, |pd| pd.term.driver().1 .0 as u64)
             }
             // SAFETY: a surface this loader created and has not destroyed (the caller's contract).
-            Object::Surface => unsafe { crate::wsi::for_driver(VkSurfaceKHR(handle), self.driver_index) }.0,
+            Object::Surface => unsafe { crate::object::surface::for_driver(VkSurfaceKHR(handle), self.driver_index) }.0,
             _ => handle,
         }
     }

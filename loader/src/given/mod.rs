@@ -9,3 +9,4 @@ pub mod device_create_info;
 mod device_group;
 pub mod instance_create_info;
 pub mod kept;
+pub mod surface;

@@ -15,6 +15,8 @@ use crate::debug::log::{self, Level};
 use crate::ffi;
 use crate::load::driver::{Driver, Gipa};
 use crate::load::layer::Gdpa;
+use crate::given::allocator::Allocator;
+use crate::given::surface::{Platform, SurfaceCreateInfo};
 
 impl Driver {
     /// The instance extensions the driver supports (none when it cannot list them).
@@ -166,6 +168,42 @@ impl<'a> InstanceCalls<'a> {
         let f = unsafe { (self.gipa)(self.handle, c"vkGetDeviceProcAddr".as_ptr()) };
         // SAFETY: what it answers for this name has the signature of vkGetDeviceProcAddr.
         unsafe { std::mem::transmute::<PFN_vkVoidFunction, PFN_vkGetDeviceProcAddr>(f) }
+    }
+
+    /// The driver's `vkCreate*SurfaceKHR` for `info`'s platform: what it returned and the surface
+    /// it wrote (NULL where it wrote none); `None` where the driver lacks the function (it leaves
+    /// surfaces to the loader).
+    pub fn create_surface(self, info: &SurfaceCreateInfo<'_>, allocator: Allocator<'_>) -> Option<(VkResult, VkSurfaceKHR)> {
+        let (handle, allocator) = (self.handle, allocator.as_ptr());
+        let mut out = VkSurfaceKHR::NULL;
+        // SAFETY: the driver's live instance with its own function; a copy of the application's
+        // create info whose window-system handles live as long as the surface and whose chain is
+        // NULL or valid for the view's life (`SurfaceCreateInfo`); NULL or valid callbacks
+        // (`Allocator`); a handle of ours to write.
+        let result = unsafe {
+            match info.platform() {
+                Platform::Xcb(info) => self.table.vkCreateXcbSurfaceKHR.map(|f| f(handle, info, allocator, &mut out)),
+                Platform::Xlib(info) => self.table.vkCreateXlibSurfaceKHR.map(|f| f(handle, info, allocator, &mut out)),
+                Platform::Wayland(info) => self.table.vkCreateWaylandSurfaceKHR.map(|f| f(handle, info, allocator, &mut out)),
+                Platform::Headless(info) => self.table.vkCreateHeadlessSurfaceEXT.map(|f| f(handle, info, allocator, &mut out)),
+                Platform::Display(info) => self.table.vkCreateDisplayPlaneSurfaceKHR.map(|f| f(handle, info, allocator, &mut out)),
+            }
+        };
+        result.map(|result| (result, out))
+    }
+
+    /// The driver's `vkDestroySurfaceKHR` for its own surface `own` (nothing for NULL).
+    ///
+    /// # Safety
+    /// `own` must be NULL or a surface this instance made ([`create_surface`](Self::create_surface))
+    /// that nothing destroyed and nothing uses afterwards; `allocator` compatible with the
+    /// callbacks it was made with.
+    pub unsafe fn destroy_surface(self, own: VkSurfaceKHR, allocator: Allocator<'_>) {
+        if let (false, Some(destroy)) = (own.is_null(), self.table.vkDestroySurfaceKHR) {
+            // SAFETY: the driver's live instance with its own function; the caller's promise for
+            // `own`; NULL or valid callbacks (`Allocator`).
+            unsafe { destroy(self.handle, own, allocator.as_ptr()) };
+        }
     }
 
     /// `vkDestroyInstance`.

@@ -76,6 +76,18 @@ impl DriverInstance {
     }
 }
 
+/// A surface of an instance, in its list (`crate::wsi` makes them: the instance knows them by
+/// this trait alone).
+pub trait SurfaceObject: Send + Sync {
+    /// Its handle.
+    fn handle(&self) -> VkSurfaceKHR;
+
+    /// Destroys it (it is out of `instance`'s list): the drivers' surfaces with `allocator`, or
+    /// with the callbacks it was created with for `None` (a surface left when the application
+    /// destroys its instance).
+    fn destroy(&self, instance: &Instance, allocator: Option<crate::given::allocator::Allocator<'_>>);
+}
+
 /// The loader's `VkInstance`. Its first word is the dispatch table, as for every dispatchable object.
 #[repr(C)]
 pub struct Instance {
@@ -110,9 +122,10 @@ pub struct Instance {
     pub creation_callbacks: Vec<Callback>,
     /// Debug messengers and report callbacks the application created on this instance.
     pub messengers: Messengers,
-    /// The handles of the surfaces created on this instance and not destroyed yet: those the
-    /// application leaves are destroyed with the instance.
-    pub surfaces: std::sync::Mutex<Vec<u64>>,
+    /// The surfaces created on this instance and not destroyed yet (their handles are their
+    /// addresses; the list keeps them alive): those the application leaves are destroyed with the
+    /// instance.
+    pub surfaces: std::sync::Mutex<Vec<std::sync::Arc<dyn SurfaceObject>>>,
     /// The layer chain, when layers are enabled (then `dispatch` points to its table).
     pub layers: Option<Box<InstanceLayers>>,
 }
@@ -155,6 +168,20 @@ impl Instance {
         &self.table.table
     }
 
+    /// Destroys the surfaces the application left when it destroys their instance (Vulkan requires
+    /// them destroyed first; the Khronos loader leaks them): each with the allocator it was
+    /// created with, before the drivers' instances.
+    fn destroy_surfaces_left(&self) {
+        let left = std::mem::take(&mut *self.surfaces.lock().unwrap_or_else(|e| e.into_inner()));
+        if left.is_empty() {
+            return;
+        }
+        log!(Level::Warn, "vkDestroyInstance: {} surfaces the application did not destroy, destroyed with the instance", left.len());
+        for surface in left {
+            surface.destroy(self, None);
+        }
+    }
+
     /// Destroys the drivers' instances, once (the terminator of `vkDestroyInstance`). Through a
     /// shared reference: the layers' chain reaches the terminator through the instance's handle
     /// while the loader's `vkDestroyInstance` holds the instance; what the drivers leave is freed
@@ -168,6 +195,8 @@ impl Instance {
             return;
         }
         self.record_profiles_once();
+        // Before the drivers' instances, which their surfaces belong to.
+        self.destroy_surfaces_left();
         for d in &self.drivers {
             if let Some(never) = d.lazy.as_ref().and_then(|lazy| lazy.never_loaded()) {
                 log!(Level::Driver, "{}: {never}", d.driver.manifest_path);

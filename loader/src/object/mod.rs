@@ -6,3 +6,4 @@ pub mod device_creation;
 pub mod handed_out;
 pub mod instance;
 pub mod layers;
+pub mod surface;
