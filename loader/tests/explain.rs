@@ -275,3 +275,30 @@ fn explain_as_an_executable_sees_its_settings_entry_and_cache_records() {
     assert!(unused.starts_with(&settings.display().to_string()) && unused.contains("none names it (they name /usr/bin/vulkaninfo"), "{unused}");
     assert_eq!(app_layer(&plain)["decision"], "used", "{plain:#}");
 }
+
+/// `vk-loader explain --as PATH` gives the drivers the names they match their application profiles
+/// by as that executable would: glibc's `program_invocation_name` (Mesa's driconf) is PATH and the
+/// process's `comm` (NVIDIA's profiles) its file name, cut to 15 bytes as the kernel cuts it. The
+/// test driver writes what it sees at its `vkCreateInstance`.
+#[test]
+fn explain_as_gives_drivers_the_executable_names() {
+    let dir = common::scratch("explain-as-names");
+    let manifest = common::driver_manifest(&dir, "test_driver.json", &common::test_driver());
+    let names = dir.join("names.log");
+    let game = "/opt/games/bin/a-game-with-a-long-name";
+    let run = Command::new(env!("CARGO_BIN_EXE_vk-loader"))
+        .args(["explain", "--json", "--as", game])
+        .env_remove("VK_LOADER_EXPLAIN")
+        .env_remove("VK_INSTANCE_LAYERS")
+        .env("VK_DRIVER_FILES", &manifest)
+        .env("VK_LOADER_DRIVER_CACHE", "off")
+        .env("VK_IMPLICIT_LAYER_PATH", dir.join("none"))
+        .env("VK_TEST_DRIVER_NAMES_LOG", &names)
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    let seen = std::fs::read_to_string(&names).unwrap_or_else(|e| panic!("the test driver was not asked to create an instance ({e})"));
+    let first = seen.lines().next().unwrap();
+    assert_eq!(first, format!("{game}\ta-game-with-a-l"), "{seen}");
+    assert!(seen.lines().all(|line| line == first), "{seen}");
+}

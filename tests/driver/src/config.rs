@@ -354,6 +354,27 @@ extern "C" fn log_load() {
     }
 }
 
+/// `VK_TEST_DRIVER_NAMES_LOG=PATH`: each `vkCreateInstance` appends the names a real driver
+/// matches its application profiles by to `PATH`, one line: glibc's `program_invocation_name`
+/// (Mesa's driconf), a tab, the process's `comm` (NVIDIA's profiles).
+pub fn log_process_names() {
+    let Some(path) = std::env::var_os("VK_TEST_DRIVER_NAMES_LOG") else { return };
+    extern "C" {
+        static program_invocation_name: *const std::ffi::c_char;
+    }
+    // SAFETY: glibc sets the pointer before constructors run and changes it only from a program's
+    // own code; it is NULL or a NUL-terminated string that lives as long as the process.
+    let invocation = unsafe {
+        let p = program_invocation_name;
+        if p.is_null() { String::new() } else { std::ffi::CStr::from_ptr(p).to_string_lossy().into_owned() }
+    };
+    let comm = std::fs::read_to_string("/proc/self/comm").unwrap_or_default();
+    use std::io::Write;
+    if let Ok(mut file) = std::fs::OpenOptions::new().create(true).append(true).open(path) {
+        let _ = writeln!(file, "{invocation}\t{}", comm.trim_end_matches('\n'));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

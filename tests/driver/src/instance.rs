@@ -168,6 +168,7 @@ pub unsafe extern "system" fn vkCreateInstance(
         if pInstance.is_null() {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
+        config::log_process_names();
         let config = Config::from_env();
         if config.fail_create_instance {
             return VkResult::ERROR_INITIALIZATION_FAILED;
