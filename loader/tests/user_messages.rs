@@ -445,3 +445,39 @@ fn debug_names_layer_libraries_and_devices_found_again() {
         assert!(err.lines().any(|l| l == line), "{line}\nnot in\n{err}");
     }
 }
+
+/// A settings file's `log_locations` destination that is not an absolute path is warned about
+/// once in a whole `vulkaninfo` run (many instances and pre-instance calls), as a user reads it;
+/// it was reported 68 times in one run.
+#[test]
+fn a_relative_log_destination_is_warned_about_once() {
+    let (dir, mut env) = one_driver("messages-relative-log");
+    let settings = dir.join("config/vulkan/loader_settings.d/vk_loader_settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    let text = r#"{"file_format_version": "1.0.0", "settings_array": [{"log_locations": [{"destinations": ["loader.log"], "filters": ["all"]}]}]}"#;
+    std::fs::write(&settings, text).unwrap();
+    let libs = dir.join("lib");
+    std::fs::create_dir(&libs).unwrap();
+    for link in ["libvulkan.so", "libvulkan.so.1"] {
+        std::os::unix::fs::symlink(common::libvulkan(), libs.join(link)).unwrap();
+    }
+    env.extend([
+        ("XDG_CONFIG_HOME", dir.join("config").display().to_string()),
+        ("XDG_CONFIG_DIRS", dir.join("etc").display().to_string()),
+        ("VK_IMPLICIT_LAYER_PATH", dir.join("none").display().to_string()),
+        ("VK_LOADER_DEBUG", "warn".into()),
+        ("LD_LIBRARY_PATH", libs.display().to_string()),
+    ]);
+    let run = std::process::Command::new(common::vulkaninfo())
+        .env_remove("VK_ICD_FILENAMES")
+        .env_remove("VK_ADD_DRIVER_FILES")
+        .env_remove("VK_INSTANCE_LAYERS")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&run.stderr);
+    let out = String::from_utf8_lossy(&run.stdout);
+    assert!(out.contains("Instance Extensions"), "vulkaninfo did not run through the test driver:\n{out}\n{err}");
+    let warned = err.lines().filter(|l| l.contains("destination \"loader.log\" ignored: not an absolute path")).count();
+    assert_eq!(warned, 1, "{err}");
+}

@@ -17,6 +17,40 @@ use crate::reference::settings_keys as keys;
 use crate::reference::variables::{HOME, XDG_CONFIG_DIRS, XDG_CONFIG_HOME, XDG_DATA_DIRS, XDG_DATA_HOME};
 use crate::platform;
 
+/// A warning about a settings file, said once per process: a file younger than the parse cache
+/// trusts is parsed again at each API call, and its faults were said at each (68 times in one
+/// `vulkaninfo` run). Recorded as said only when someone hears it (`VK_LOADER_DEBUG`, a
+/// messenger), so a messenger made later still hears it.
+macro_rules! warn_once {
+    ($($format:tt)*) => {
+        if log::wanted(Level::Warn) {
+            warn_if_new(&format!($($format)*));
+        }
+    };
+}
+
+#[cold]
+#[inline(never)]
+fn warn_if_new(message: &str) {
+    use std::hash::{Hash, Hasher};
+    static SAID: std::sync::Mutex<Vec<u64>> = std::sync::Mutex::new(Vec::new());
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    message.hash(&mut hasher);
+    let key = hasher.finish();
+    // Process-lifetime bookkeeping: from the system allocator, as the loader's other statics.
+    let new = platform::host_alloc::with_system_allocator(|| {
+        let mut said = SAID.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let new = !said.contains(&key);
+        if new {
+            said.push(key);
+        }
+        new
+    });
+    if new {
+        log::write(Level::Warn, message);
+    }
+}
+
 /// The file's name inside each searched `vulkan/loader_settings.d` directory.
 const FILE_NAME: &str = "vk_loader_settings.json";
 
@@ -230,7 +264,7 @@ fn find() -> Option<Arc<Settings>> {
         return match &*parsed {
             Ok(settings) => settings.clone(),
             Err(why) => {
-                log!(Level::Warn, "loader settings file {path} ignored: {why}");
+                warn_once!("loader settings file {path} ignored: {why}");
                 None
             }
         };
@@ -392,7 +426,7 @@ fn parse_entry(entry: &Json, path: &str) -> Settings {
     if let Some(layers) = entry.get(keys::LAYERS.name) {
         match parse_layers(layers) {
             Ok(list) => settings.layers = Some(list),
-            Err(why) => log!(Level::Warn, "loader settings file {path}: \"layers\" ignored: {why}"),
+            Err(why) => warn_once!("loader settings file {path}: \"layers\" ignored: {why}"),
         }
     }
     settings.additional_drivers_use_exclusively = entry.get(keys::ADDITIONAL_DRIVERS_USE_EXCLUSIVELY.name).is_some_and(Json::is_true);
@@ -400,7 +434,7 @@ fn parse_entry(entry: &Json, path: &str) -> Settings {
     if let Some(drivers) = entry.get(keys::ADDITIONAL_DRIVERS.name) {
         match parse_drivers(drivers) {
             Ok(list) => settings.additional_drivers = list,
-            Err(why) => log!(Level::Warn, "loader settings file {path}: \"additional_drivers\" ignored: {why}"),
+            Err(why) => warn_once!("loader settings file {path}: \"additional_drivers\" ignored: {why}"),
         }
     }
     if let Some(devices) = entry.get(keys::DEVICE_CONFIGURATIONS.name) {
@@ -431,23 +465,23 @@ fn log_bits(word: &str) -> u32 {
 /// malformed element is left out alone, with a line naming it.
 fn parse_log_locations(value: &Json, path: &str) -> Vec<log::Destination> {
     let Some(list) = value.as_array() else {
-        log!(Level::Warn, "loader settings file {path}: \"log_locations\" ignored: not an array");
+        warn_once!("loader settings file {path}: \"log_locations\" ignored: not an array");
         return Vec::new();
     };
     let mut out: Vec<log::Destination> = Vec::new();
     for (i, element) in list.iter().enumerate() {
         let strings = |key: &str| -> Option<Vec<&str>> { element.get(key)?.as_array()?.iter().map(Json::as_str).collect() };
         let (Some(destinations), Some(filters)) = (strings(keys::DESTINATIONS.name), strings(keys::FILTERS.name).or_else(|| strings(keys::FILTER.name))) else {
-            log!(Level::Warn, "loader settings file {path}: log_locations[{i}] ignored: it needs \"destinations\" and \"filters\", arrays of strings");
+            warn_once!("loader settings file {path}: log_locations[{i}] ignored: it needs \"destinations\" and \"filters\", arrays of strings");
             continue;
         };
         let mask = filters.iter().map(|word| log_bits(word)).fold(0, |a, b| a | b);
         for destination in destinations {
             if !destination.starts_with('/') {
-                log!(Level::Warn, "loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: not an absolute path");
+                warn_once!("loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: not an absolute path");
             } else if platform::is_directory(destination) {
                 // A directory cannot take the lines (the Khronos loader's own tests name `/tmp`).
-                log!(Level::Warn, "loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: a directory");
+                warn_once!("loader settings file {path}: log_locations[{i}]: destination \"{destination}\" ignored: a directory");
             } else if mask != 0 {
                 out.push(log::Destination { path: destination.to_string(), mask });
             }
