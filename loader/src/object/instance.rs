@@ -76,7 +76,7 @@ impl DriverInstance {
     }
 }
 
-/// A surface of an instance, in its list (`crate::wsi` makes them: the instance knows them by
+/// A surface of an instance, in its list (the surface commands of `wsi.rs` make them: the instance knows them by
 /// this trait alone).
 pub trait SurfaceObject: Send + Sync {
     /// Its handle.

@@ -1,4 +1,4 @@
-//! The loader's `VkSurfaceKHR` object (see `crate::wsi` for the commands): the platform's
+//! The loader's `VkSurfaceKHR` object (its commands are in `wsi.rs`): the platform's
 //! `VkIcdSurface*` structure first, the drivers' own surfaces by driver, the create info and
 //! callbacks kept for the drivers loaded later. Its handle is its address; the instance's list
 //! holds it (as a [`SurfaceObject`]) until it is destroyed.
