@@ -10,7 +10,8 @@
 //! or run.
 //!
 //! With `--valgrind` every test runs under valgrind's memcheck instead, with `--asan` against an
-//! AddressSanitizer build ([`checked`]), and the report adds each test's errors.
+//! AddressSanitizer build ([`checked`]), and the report adds each test's errors. With `--m32` the
+//! suite is built as 32-bit programs (its own build directory) and run against our i686 library.
 
 mod checked;
 
@@ -31,7 +32,7 @@ const TIMEOUT_S: u32 = 60;
 
 const USAGE: &str =
     "usage: cargo xtask khronos-suite --src DIR [--headers DIR] [--googletest DIR] \
-                     [--build DIR] [--filter REGEX] [--loader PATH] [--jobs N] [--json FILE] [--compare FILE] [--valgrind | --asan]";
+                     [--build DIR] [--filter REGEX] [--loader PATH] [--jobs N] [--json FILE] [--compare FILE] [--valgrind | --asan] [--m32]";
 
 struct Options {
     /// The Vulkan-Loader checkout.
@@ -51,6 +52,8 @@ struct Options {
     compare: Option<PathBuf>,
     /// Each test under a dynamic checker, its errors counted.
     checker: Option<checked::Checker>,
+    /// The suite built as 32-bit programs (`-m32`), run against an i686 library.
+    m32: bool,
 }
 
 pub fn main(args: &[String]) -> Result<(), String> {
@@ -59,7 +62,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
     let library = match (&options.loader, options.checker) {
         (Some(path), _) => absolute(path)?,
         (None, Some(checked::Checker::Asan)) => crate::asan::build_library(&crate::repo_root().join("target/asan"))?,
-        (None, _) => build_our_library()?,
+        (None, _) => build_our_library(options.m32)?,
     };
     if !library.is_file() {
         return Err(format!("{}: no such library", library.display()));
@@ -97,7 +100,12 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut values: BTreeMap<&str, &str> = BTreeMap::new();
     let mut args = args.iter();
     let mut checker = None;
+    let mut m32 = false;
     while let Some(flag) = args.next() {
+        if flag == "--m32" {
+            m32 = true;
+            continue;
+        }
         let named = match flag.as_str() {
             "--valgrind" => Some(checked::Checker::Memcheck),
             "--asan" => Some(checked::Checker::Asan),
@@ -130,7 +138,8 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
     }
     let path = |flag: &str| values.get(flag).map(|v| absolute(Path::new(v))).transpose();
     let src = path("--src")?.ok_or_else(|| format!("--src is required\n{USAGE}"))?;
-    let build = path("--build")?.unwrap_or_else(|| src.join("build-rust-loader-suite"));
+    let default_build = if m32 { "build-rust-loader-suite-m32" } else { "build-rust-loader-suite" };
+    let build = path("--build")?.unwrap_or_else(|| src.join(default_build));
     let jobs = match values.get("--jobs") {
         Some(n) => n
             .parse()
@@ -160,6 +169,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         json: path("--json")?,
         compare: path("--compare")?,
         checker,
+        m32,
     })
 }
 
@@ -204,6 +214,9 @@ fn build_suite(options: &Options) -> Result<(), String> {
             .arg("-DCMAKE_INSTALL_PREFIX=/usr")
             .arg(format!("-DCMAKE_PREFIX_PATH={}", headers.display()))
             .arg(format!("-DGOOGLETEST_INSTALL_DIR={}", googletest.display()));
+        if options.m32 {
+            configure.args(m32_cmake_flags(&options.build)?);
+        }
         run_status(&mut configure, "configure the suite")?;
     }
     let mut build = Command::new("cmake");
@@ -213,6 +226,32 @@ fn build_suite(options: &Options) -> Result<(), String> {
         .arg("--parallel")
         .arg(options.jobs.to_string());
     run_status(&mut build, "build the suite")
+}
+
+/// cmake definitions that build the suite as 32-bit x86 programs with the host's multilib gcc
+/// (`g++-N-multilib`). The x86 kernel headers (`asm/`) serve both word sizes, but Debian installs
+/// them for amd64 only under its multiarch directory, which `-m32` does not search (the
+/// unversioned `gcc-multilib` would link `/usr/include/asm`, and conflicts with the cross
+/// compilers): a directory in the build tree links to them, searched last.
+fn m32_cmake_flags(build: &Path) -> Result<Vec<String>, String> {
+    let include = build.join("m32-include");
+    std::fs::create_dir_all(&include).map_err(|e| format!("{}: {e}", include.display()))?;
+    let asm = include.join("asm");
+    if !asm.exists() {
+        std::os::unix::fs::symlink("/usr/include/x86_64-linux-gnu/asm", &asm)
+            .map_err(|e| format!("{}: {e}", asm.display()))?;
+    }
+    let compile = format!("-m32 -idirafter {}", include.display());
+    let mut flags = vec![
+        format!("-DCMAKE_C_FLAGS={compile}"),
+        format!("-DCMAKE_CXX_FLAGS={compile}"),
+        "-DCMAKE_SYSTEM_PROCESSOR=i686".to_string(),
+        "-DCMAKE_LIBRARY_ARCHITECTURE=i386-linux-gnu".to_string(),
+    ];
+    for kind in ["ASM", "EXE_LINKER", "SHARED_LINKER", "MODULE_LINKER"] {
+        flags.push(format!("-DCMAKE_{kind}_FLAGS=-m32"));
+    }
+    Ok(flags)
 }
 
 /// The suite asks for `find_package(VulkanHeaders ${PROJECT_VERSION} ...)`, which quietly refuses
@@ -262,16 +301,25 @@ fn version_key(version: &str) -> Vec<u32> {
         .collect()
 }
 
-/// `cargo build --release -p loader`; returns the library it links.
-fn build_our_library() -> Result<PathBuf, String> {
+/// `cargo build --release -p loader` (for i686 with `m32`); returns the library it links.
+fn build_our_library(m32: bool) -> Result<PathBuf, String> {
     let root = crate::repo_root();
     let mut cargo = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     cargo
         .args(["build", "--release", "-p", "loader"])
         .current_dir(&root);
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from);
+    let release = if m32 {
+        cargo.args(["--target", I686]);
+        target_dir.join(I686).join("release")
+    } else {
+        target_dir.join("release")
+    };
     run_status(&mut cargo, "build libvulkan.so")?;
-    Ok(root.join("target/release/libvulkan.so"))
+    Ok(release.join("libvulkan.so"))
 }
+
+const I686: &str = "i686-unknown-linux-gnu";
 
 fn run_status(command: &mut Command, what: &str) -> Result<(), String> {
     let program = command.get_program().to_string_lossy().into_owned();

@@ -100,14 +100,14 @@ subcommands:
       the layer environment variables), elf_header (the ELF pre-check, library_path tokens); seeds
       in fuzz/corpus/, findings written to target/fuzz-artifacts/ fail the command
   khronos-suite --src DIR [--headers DIR] [--googletest DIR] [--build DIR] [--filter REGEX]
-                [--loader PATH] [--jobs N] [--json FILE] [--compare FILE] [--valgrind | --asan]
+                [--loader PATH] [--jobs N] [--json FILE] [--compare FILE] [--valgrind | --asan] [--m32]
       the Khronos Vulkan-Loader's own tests (DIR: a checkout of it, kept outside the repository),
       built with cmake and ninja if needed, run one per process by ctest against our release
       libvulkan.so (or --loader PATH); prints passed / failed / crashed by test group and the
       tests that did not pass. Exit status 0 whatever the tests do.
       --headers DIR     Vulkan-Headers install prefix (first configure only)
       --googletest DIR  googletest v1.14.0 checkout (first configure only)
-      --build DIR       build directory (default DIR/build-rust-loader-suite)
+      --build DIR       build directory (default DIR/build-rust-loader-suite, -m32 with --m32)
       --filter REGEX    only the tests whose names match (ctest -R)
       --loader PATH     test this library instead, e.g. the system's libvulkan.so.1
       --jobs N          build and test jobs (default: the number of CPUs)
@@ -118,6 +118,8 @@ subcommands:
       --asan            each test against an AddressSanitizer build of the library (ours built
                         as cargo xtask asan builds it, unless --loader), GCC's libasan preloaded:
                         its reports by kind, the tests with reports listed
+      --m32             the suite built as 32-bit programs (g++-N-multilib; build directory
+                        DIR/build-rust-loader-suite-m32) against our i686 release library
   asan [--target-dir DIR]
       AddressSanitizer: cargo +nightly builds the loader, the test driver and layers and the
       integration tests that drive the FFI paths with -Zsanitizer=address (into target/asan, or
