@@ -27,7 +27,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const I686: &str = "i686-unknown-linux-gnu";
+pub const I686: &str = "i686-unknown-linux-gnu";
 const AARCH64: &str = "aarch64-unknown-linux-gnu";
 
 /// The loader's test targets run as 32-bit: those whose subject changes with the word size or the
@@ -44,7 +44,7 @@ const I686_LOADER_TESTS: &[&str] = &[
 
 /// i386 packages: lavapipe and Debian's loader (the reference), and the libraries the unpacked
 /// `vulkan-tools:i386`'s `vulkaninfo` links.
-const I386_PACKAGES: &[&str] = &[
+pub const I386_PACKAGES: &[&str] = &[
     "mesa-vulkan-drivers:i386",
     "libvulkan1:i386",
     "libstdc++6:i386",
@@ -57,29 +57,7 @@ pub fn i686(args: &[String]) -> Result<(), String> {
     if !args.is_empty() {
         return Err(format!("test-i686 takes no arguments, got {}", args.join(" ")));
     }
-    check_host()?;
-    rustup_target(I686)?;
-    let multilib = format!("gcc-{}-multilib", gcc_version()?);
-    let missing = not_installed(&[multilib.as_str()])?;
-    let foreign = output("dpkg", &["--print-foreign-architectures"])?;
-    let mut updated = false;
-    if !foreign.lines().any(|a| a == "i386") {
-        apt(&["dpkg", "--add-architecture", "i386"])?;
-        update()?;
-        updated = true;
-    }
-    let missing_i386 = not_installed(I386_PACKAGES)?;
-    if !missing.is_empty() || !missing_i386.is_empty() {
-        if !updated {
-            update()?;
-        }
-        if !missing.is_empty() {
-            apt(&[&["apt-get", "install", "-y", "--no-install-recommends"][..], &missing].concat())?;
-        }
-        if !missing_i386.is_empty() {
-            install_i386(&missing_i386)?;
-        }
-    }
+    install_i686_build(&[], I386_PACKAGES)?;
     let root = crate::repo_root();
     let target_dir = target_dir(&root);
     let vulkaninfo = vulkaninfo_i386(&target_dir.join("vulkan-tools-i386"))?;
@@ -98,6 +76,48 @@ pub fn i686(args: &[String]) -> Result<(), String> {
     }
     println!("test-i686: the loader's 32-bit tests passed, i386 lavapipe answering the same through ours and Debian's libvulkan1:i386");
     Ok(())
+}
+
+/// Installs what building for i686 needs and is missing (`cargo xtask test-i686`, `cargo xtask
+/// package --target i686-unknown-linux-gnu`): the Rust target, `gcc-N-multilib` (rustc links
+/// with `cc -m32`) and the amd64 packages `host_packages`; then, the i386 architecture enabled,
+/// the packages `i386_packages` (`name:i386`), pinned where the i386 lists lag.
+pub fn install_i686_build(host_packages: &[&str], i386_packages: &[&str]) -> Result<(), String> {
+    check_host()?;
+    rustup_target(I686)?;
+    let multilib = format!("gcc-{}-multilib", gcc_version()?);
+    let wanted: Vec<&str> = [multilib.as_str()].into_iter().chain(host_packages.iter().copied()).collect();
+    let missing = not_installed(&wanted)?;
+    if !missing.is_empty() {
+        update()?;
+        apt(&[&["apt-get", "install", "-y", "--no-install-recommends"][..], &missing].concat())?;
+    }
+    install_i386_packages_after(i386_packages, !missing.is_empty())
+}
+
+/// Installs the i386 packages `packages` (`name:i386`) that are missing, enabling the i386
+/// architecture first where it is not, and pinning the Multi-Arch: same libraries they need
+/// where the i386 lists lag the amd64 ones.
+pub fn install_i386_packages(packages: &[&str]) -> Result<(), String> {
+    install_i386_packages_after(packages, false)
+}
+
+/// [`install_i386_packages`], the package lists already `updated` or not.
+fn install_i386_packages_after(packages: &[&str], mut updated: bool) -> Result<(), String> {
+    let foreign = output("dpkg", &["--print-foreign-architectures"])?;
+    if !foreign.lines().any(|a| a == "i386") {
+        apt(&["dpkg", "--add-architecture", "i386"])?;
+        update()?;
+        updated = true;
+    }
+    let missing = not_installed(packages)?;
+    if missing.is_empty() {
+        return Ok(());
+    }
+    if !updated {
+        update()?;
+    }
+    install_i386(&missing)
 }
 
 pub fn aarch64(args: &[String]) -> Result<(), String> {
@@ -303,7 +323,7 @@ fn newest(versions: &[String]) -> Result<Option<String>, String> {
 
 /// A 32-bit `vulkaninfo`: `vulkan-tools` installs for one architecture only, so the i386 package
 /// is downloaded and unpacked into `dir` (no root needed); its path.
-fn vulkaninfo_i386(dir: &Path) -> Result<PathBuf, String> {
+pub fn vulkaninfo_i386(dir: &Path) -> Result<PathBuf, String> {
     let vulkaninfo = dir.join("usr/bin/vulkaninfo");
     if vulkaninfo.is_file() {
         return Ok(vulkaninfo);
@@ -332,7 +352,7 @@ fn vulkaninfo_i386(dir: &Path) -> Result<PathBuf, String> {
 }
 
 /// `CARGO_TARGET_DIR`, else the workspace's `target/`.
-fn target_dir(root: &Path) -> PathBuf {
+pub fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"))
 }
 

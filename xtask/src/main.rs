@@ -53,17 +53,25 @@ subcommands:
   install --prefix DIR
       build libvulkan.so.1 in release and install it with its links and vulkan.pc under DIR/lib;
       the trace layer in DIR/lib with its manifest in DIR/share/vulkan/explicit_layer.d
-  package [--out DIR]
+  package [--out DIR] [--target i686-unknown-linux-gnu]
       the Debian packages of the release build, by debhelper (debian/), into DIR (default
       target/debian): libvulkan1-rs (Multi-Arch: same; replaces libvulkan1 of its own
       architecture only), libvulkan-rs-dev (libvulkan.so, vulkan.pc), vk-loader and
       vulkan-layer-rust-trace (the trace layer VK_LAYER_RUST_trace with its manifest)
+      --target i686-unknown-linux-gnu  the i386 packages, on amd64: libvulkan1-rs,
+                      libvulkan-rs-dev and vulkan-layer-rust-trace (not vk-loader), built for
+                      i686 and packaged under dpkg-architecture -a i386, installable beside the
+                      amd64 ones; installs what is missing (rustup target, gcc-N-multilib,
+                      binutils-i686-linux-gnu, libc6:i386) as root or through sudo -n
   package-install-test [--debs DIR]
-      as root or through sudo -n, on a machine made for it (CI): enables i386 (armhf on arm64), installs libvulkan1
-      and libvulkan1:i386, installs our packages (built first, or those in DIR) and checks that
-      only libvulkan1 and libvulkan-dev of this architecture went and that vulkaninfo runs on
-      ours; then reinstalls the system's libvulkan1, purges ours and checks that the installed
-      packages are those of before
+      as root or through sudo -n, on a machine made for it (CI): enables i386 (armhf on arm64),
+      installs libvulkan1 and libvulkan1:i386 (on amd64 also the i386 lavapipe and a 32-bit
+      vulkaninfo), installs our packages (built first, for amd64 and i386 on amd64; or those in
+      DIR), the files shared by the two architectures' checked identical, and checks that only
+      libvulkan1 and libvulkan-dev of those architectures went, that each architecture's
+      libvulkan.so.1 is ours and that a 64-bit and a 32-bit vulkaninfo each run on it (our
+      instance version, a device, our trace layer); then reinstalls the system's libvulkan1 and
+      libvulkan1:i386, purges ours and checks that the installed packages are those of before
   bench [loaders] [--khronos PATH] [--json FILE]
       our libvulkan.so against the system loader, back to back, each measurement in a fresh
       process on the test driver in an isolated environment: instance creation (1 and 10 drivers,
