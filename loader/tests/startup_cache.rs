@@ -1564,6 +1564,9 @@ fn a_new_application_does_not_load_a_mesa_driver_every_application_recorded_foun
         "{err}"
     );
     assert!(!err.contains("none.json: loaded in"), "{err}");
+    // Its next process finds a record of its own.
+    let (_, again) = run(&s, "create:second", &[]);
+    assert!(again.contains("none.json: not loaded: its driver cache record says it has no physical device\n"), "{again}");
     for driver in ["a.json", "b.json"] {
         let loaded = format!("{driver}: loaded in");
         assert!(err.lines().any(|l| l.contains(&loaded) && l.contains("no application that no profile names is recorded")), "{driver}\n{err}");

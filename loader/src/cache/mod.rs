@@ -506,6 +506,24 @@ impl Session {
             .push(done);
     }
 
+    /// Records that the driver of `manifest_path` has no physical device for `application`, as its
+    /// entry under the key of now says of every application recorded (see `application_rules`):
+    /// the application's next processes find a count of their own, and need no driconf read.
+    pub fn record_no_device(&mut self, manifest_path: &str, manifest: &DriverManifest, application: u64) {
+        if self.mode != Mode::On || self.path.is_none() {
+            return;
+        }
+        with_system_allocator(|| {
+            let Some(index) = self.current_entry(manifest_path, manifest) else { return };
+            let executable = executable();
+            let entry = &mut self.entries_mut()[index];
+            if entry.device_count(application).is_none() {
+                entry.set_device_count(application, 0, &executable);
+                self.changed = true;
+            }
+        })
+    }
+
     /// Whether [`record_profile`](Self::record_profile) would store anything: the driver has an
     /// entry recorded under the key of now (a stale one, of an older library or another
     /// environment, would drop the profile: gathering it would only cost the driver calls the

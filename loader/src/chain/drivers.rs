@@ -427,6 +427,9 @@ fn create_drivers_with(
 
     let mut driver_instances = Vec::new();
     let mut not_loaded = 0;
+    // The drivers not loaded for an application they hold no record for (theirs is made from the
+    // record of the applications no profile names).
+    let mut not_loaded_new = Vec::new();
     for (source, supported) in sources.iter().zip(&per_driver) {
         let driver = match source {
             Source::Loaded(driver) => driver.clone(),
@@ -436,7 +439,10 @@ fn create_drivers_with(
             Source::Remembered(r) => {
                 let why = match r.entry.device_count(application) {
                     Some(_) => "not loaded: its driver cache record says it has no physical device",
-                    None => "not loaded: its driver cache record says it has no physical device for any application recorded, and no driconf rule may name this one",
+                    None => {
+                        not_loaded_new.push(r);
+                        "not loaded: its driver cache record says it has no physical device for any application recorded, and no driconf rule may name this one"
+                    }
                 };
                 log!(Level::Driver, "{}: {why}", r.manifest_path);
                 plan::record(|p| p.driver(&r.manifest_path, None, Decision::Skipped, why));
@@ -516,6 +522,9 @@ fn create_drivers_with(
     let devices = |driver: &Driver| {
         counts.iter().find(|(d, _)| std::ptr::eq(Arc::as_ptr(d), driver)).map(|&(_, n)| (application, n))
     };
+    for r in not_loaded_new {
+        cache.record_no_device(&r.manifest_path, &r.manifest, application);
+    }
     record_answers(cache, &sources, &per_driver, &devices);
     Ok(())
 }
