@@ -476,8 +476,10 @@ impl Session {
             }
         };
         let extensions = ExtensionList::from_properties(answers.extensions);
-        // Whether the application gets what the applications no profile names get.
-        let unnamed = devices.is_some() && self.unnamed.as_ref().is_some_and(|n| n.configured_apart(&answers.library_resolved).is_none());
+        // Whether the application gets what the applications no profile names get: asked (a read
+        // of the driconf files) only where their count is to be compared or would change.
+        let asked = devices.is_some_and(|(_, count)| self.mode == Mode::Verify || entry.device_count(key::unnamed_applications()) != Some(count));
+        let unnamed = asked && self.unnamed.as_ref().is_some_and(|n| n.configured_apart(&answers.library_resolved).is_none());
         if self.mode == Mode::Verify && entry.key == key {
             verify(manifest_path, &entry, &answers, &extensions, devices, unnamed);
         }
