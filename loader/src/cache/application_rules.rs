@@ -147,8 +147,11 @@ fn driconf_paths(library: &str) -> Vec<String> {
 /// the drivers of one instance creation.
 #[derive(Default)]
 pub struct Driconf {
-    files: RefCell<Vec<(String, Result<Vec<u8>, String>)>>,
+    files: RefCell<Vec<(String, FileText)>>,
 }
+
+/// A file's bytes, or why they could not be read.
+type FileText = Result<Vec<u8>, String>;
 
 /// Files past this size are not read (Mesa's own defaults are some 50 KB): such a file may name
 /// any application.
@@ -176,7 +179,7 @@ impl Driconf {
         None
     }
 
-    fn with_file<R>(&self, path: &str, f: impl FnOnce(&Result<Vec<u8>, String>) -> R) -> R {
+    fn with_file<R>(&self, path: &str, f: impl FnOnce(&FileText) -> R) -> R {
         let mut files = self.files.borrow_mut();
         if let Some((_, text)) = files.iter().find(|(p, _)| p == path) {
             return f(text);
