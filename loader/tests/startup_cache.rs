@@ -1526,3 +1526,69 @@ fn repeated_launches_through_ssh_and_new_logins_are_warm() {
     three_launches_warm_from_the_second(&s, "su", |_, out| Command::new("su").args(["--login", "root", "-c", &command(out)]).stdin(std::process::Stdio::null()).status());
     three_launches_warm_from_the_second(&s, "runuser", |_, out| Command::new("runuser").args(["-l", "root", "-c", &command(out)]).stdin(std::process::Stdio::null()).status());
 }
+
+/// Beside `a` (one device) and `b` (none), not named as Mesa names its drivers (whose application
+/// profiles are not known: never recorded for the applications no profile names), `libvulkan_none.so`:
+/// a copy of the test driver named as Mesa's drivers are, with no device (it reads the untagged
+/// variables); `HOME` of its own, whose `.drirc` names the application `third`.
+fn with_a_mesa_driver_without_device(name: &str) -> Setup {
+    let mut s = setup(name);
+    let library = s.dir.join("libvulkan_none.so");
+    std::fs::copy(&s.drivers[0], &library).unwrap();
+    let manifest = common::driver_manifest(&s.dir, "none.json", &library);
+    let home = s.dir.join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let drirc = home.join(".drirc");
+    std::fs::write(&drirc, "<driconf><device><application name=\"Third\" application_name_match=\"^third$\">\n<option name=\"vk_x11_strict_image_count\" value=\"true\"/>\n</application></device></driconf>\n").unwrap();
+    for path in [&library, &manifest, &drirc] {
+        age(path);
+    }
+    let files = format!("{}:{}:{}", s.manifests[0].display(), s.manifests[1].display(), manifest.display());
+    s.env.retain(|(k, _)| *k != "VK_DRIVER_FILES");
+    s.env.extend([("VK_DRIVER_FILES", files), ("VK_TEST_DRIVER_DEVICES", String::new()), ("HOME", home.display().to_string())]);
+    s
+}
+
+#[test]
+fn a_new_application_does_not_load_a_mesa_driver_every_application_recorded_found_no_device_with() {
+    let s = with_a_mesa_driver_without_device("new-application");
+    let (cold, err) = run(&s, "create:first", &[]);
+    assert_eq!(line(&cold, "DEVICES "), "Test Driver discrete 0", "{err}");
+    assert!(err.contains("none.json: loaded in"), "{err}");
+    // Another application, never seen: the Mesa driver is not loaded, the others are (a has a
+    // device; b is not Mesa's, whose application profiles are not known).
+    let (new, err) = run(&s, "create:second", &[]);
+    assert_eq!(line(&new, "DEVICES "), line(&cold, "DEVICES "), "{err}");
+    assert!(
+        err.contains("none.json: not loaded: its driver cache record says it has no physical device for any application recorded, and no driconf rule may name this one"),
+        "{err}"
+    );
+    assert!(!err.contains("none.json: loaded in"), "{err}");
+    // Its next process finds a record of its own.
+    let (_, again) = run(&s, "create:second", &[]);
+    assert!(again.contains("none.json: not loaded: its driver cache record says it has no physical device\n"), "{again}");
+    for driver in ["a.json", "b.json"] {
+        let loaded = format!("{driver}: loaded in");
+        assert!(err.lines().any(|l| l.contains(&loaded) && l.contains("no application that no profile names is recorded")), "{driver}\n{err}");
+    }
+    // An application a driconf rule names may be configured apart: the driver is loaded.
+    let (third, err) = run(&s, "create:third", &[]);
+    assert_eq!(line(&third, "DEVICES "), line(&cold, "DEVICES "), "{err}");
+    assert!(err.contains("none.json: loaded in") && err.contains("application_name_match=\"^third$\"> matches this application's name"), "{err}");
+    // A variable in the key that differs: another entry, the driver loaded.
+    let (other, err) = run(&s, "create:fourth", &[("MESA_EXTRA_SWITCH", "1".into())]);
+    assert_eq!(line(&other, "DEVICES "), line(&cold, "DEVICES "), "{err}");
+    assert!(err.contains("none.json: loaded in") && err.contains("the environment changed: $MESA_EXTRA_SWITCH new"), "{err}");
+}
+
+#[test]
+fn without_an_application_no_profile_names_recorded_a_new_one_loads_the_driver() {
+    let s = with_a_mesa_driver_without_device("only-named-recorded");
+    // Only `third`, which the driconf file names, recorded: its count says nothing of the others.
+    run(&s, "create:third", &[]);
+    let (_, err) = run(&s, "create:second", &[]);
+    assert!(err.contains("none.json: loaded in") && err.contains("no application that no profile names is recorded"), "{err}");
+    // `second` recorded it: the next new application does not load it.
+    let (_, err) = run(&s, "create:fifth", &[]);
+    assert!(!err.contains("none.json: loaded in"), "{err}");
+}

@@ -50,6 +50,9 @@ fn describe(entry: &Entry, session: &mut cache::Session) -> String {
 /// An application as people know it: its executable, beside the digest its records are kept by
 /// (the digest also covers its `VkApplicationInfo`: one executable may have several).
 pub fn application_name(application: u64, executable: &str) -> String {
+    if application == cache::key::unnamed_applications() {
+        return "the applications no profile names (and new ones)".into();
+    }
     match executable {
         "" => format!("application {application:016x}"),
         executable => format!("{executable} (application {application:016x})"),

@@ -39,8 +39,10 @@ fn read_machine() -> u64 {
     let root = system_root();
     let mut d = Digest::default();
     let nodes = platform::list_dir(&format!("{root}/dev/dri")).unwrap_or_default();
+    // With whether this process may open each node: its groups, a sandbox or a device cgroup
+    // (which `access` answers for) may deny one process what another of the same user has.
     for node in &nodes {
-        d = d.text("dri").text(node);
+        d = d.text("dri").text(node).number(platform::read_writable(&format!("{root}/dev/dri/{node}")) as u64);
     }
     // The GPUs NVIDIA's module lists matter only where its control node is there to be opened
     // (without it the driver finds no device): a machine without it is spared a look in /proc.

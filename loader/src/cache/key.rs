@@ -131,6 +131,13 @@ pub fn application(executable: &str, names: &str, info: Option<(&str, u32, &str,
     .value()
 }
 
+/// The digest the physical-device counts of the applications no application profile names are
+/// recorded under (see `application_rules`): what a driver has for an application it was never
+/// asked for. No application's digest: [`application`]'s always starts otherwise.
+pub fn unnamed_applications() -> u64 {
+    Digest::default().text("the applications no application profile names").value()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

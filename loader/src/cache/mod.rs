@@ -43,7 +43,8 @@
 //! Mesa or NVIDIA acts before an instance exists. A driver's physical-device count is taken to
 //! depend on the key and the application, not on the instance extensions enabled: drivers
 //! enumerate the hardware they drive (the one assumption here that a driver could break; `verify`
-//! mode would show it).
+//! mode would show it). The counts of the applications no profile names are recorded once more
+//! for them all, and answer for an application not recorded yet ([`application_rules`]).
 //!
 //! Considered and left out: the driver library's own dependencies (LLVM for lavapipe, libdrm),
 //! which do not change what a driver says about its instance extensions or whether it has a
@@ -59,6 +60,7 @@
 //! `VK_LOADER_DRIVER_CACHE=verify` loads every driver anyway and logs each difference between
 //! what it says and what its record says.
 
+pub mod application_rules;
 pub mod extension_list;
 pub mod inputs;
 pub mod key;
@@ -77,6 +79,7 @@ use std::sync::Arc;
 use crate::platform;
 use crate::platform::file_cache::ParseCache;
 use crate::platform::host_alloc::with_system_allocator;
+use application_rules::NewApplication;
 use profile::Profile;
 use extension_list::ExtensionList;
 use record::Entry;
@@ -205,6 +208,9 @@ pub struct Session {
     /// back, when `profiles_changed`).
     application: Option<u64>,
     profiles_changed: bool,
+    /// What tells whether the application is configured apart from those no profile names, per
+    /// driver (see `application_rules`): their physical-device count is recorded with its own.
+    unnamed: Option<std::rc::Rc<NewApplication>>,
 }
 
 impl Session {
@@ -272,6 +278,12 @@ impl Session {
         self.application = Some(application);
     }
 
+    /// What tells, per driver, whether this session's application gets what the applications no
+    /// profile names get: its device counts are then recorded for them too.
+    pub fn set_new_application(&mut self, new_application: std::rc::Rc<NewApplication>) {
+        self.unnamed = Some(new_application);
+    }
+
     /// The file of `application`'s physical devices' records.
     fn profiles_path(&self, application: u64) -> Option<String> {
         Some(profiles_file(&profiles_directory(self.path.as_deref()?)?, application))
@@ -284,7 +296,7 @@ impl Session {
 
     /// A session that neither reads nor writes (the eager path).
     pub fn off() -> Session {
-        Session { mode: Mode::Off, path: None, entries: None, shared: None, named: None, configuration_files: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false }
+        Session { mode: Mode::Off, path: None, entries: None, shared: None, named: None, configuration_files: None, keys: Vec::new(), changed: false, application: None, profiles_changed: false, unnamed: None }
     }
 
     fn shared(&mut self) -> ([u64; 2], Result<u64, String>, u64) {
@@ -464,8 +476,12 @@ impl Session {
             }
         };
         let extensions = ExtensionList::from_properties(answers.extensions);
+        // Whether the application gets what the applications no profile names get: asked (a read
+        // of the driconf files) only where their count is to be compared or would change.
+        let asked = devices.is_some_and(|(_, count)| self.mode == Mode::Verify || entry.device_count(key::unnamed_applications()) != Some(count));
+        let unnamed = asked && self.unnamed.as_ref().is_some_and(|n| n.configured_apart(&answers.library_resolved).is_none());
         if self.mode == Mode::Verify && entry.key == key {
-            verify(manifest_path, &entry, &answers, &extensions, devices);
+            verify(manifest_path, &entry, &answers, &extensions, devices, unnamed);
         }
         let before = entry.clone();
         entry.manifest_path = manifest_path.to_string();
@@ -477,6 +493,9 @@ impl Session {
         entry.inputs = self.named().to_vec();
         if let Some((application, count)) = devices {
             entry.set_device_count(application, count, &executable());
+            if unnamed {
+                entry.set_device_count(key::unnamed_applications(), count, "");
+            }
         }
         if entry != (Entry { written: entry.written, ..before }) {
             entry.written = now();
@@ -487,6 +506,24 @@ impl Session {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .push(done);
+    }
+
+    /// Records that the driver of `manifest_path` has no physical device for `application`, as its
+    /// entry under the key of now says of every application recorded (see `application_rules`):
+    /// the application's next processes find a count of their own, and need no driconf read.
+    pub fn record_no_device(&mut self, manifest_path: &str, manifest: &DriverManifest, application: u64) {
+        if self.mode != Mode::On || self.path.is_none() {
+            return;
+        }
+        with_system_allocator(|| {
+            let Some(index) = self.current_entry(manifest_path, manifest) else { return };
+            let executable = executable();
+            let entry = &mut self.entries_mut()[index];
+            if entry.device_count(application).is_none() {
+                entry.set_device_count(application, 0, &executable);
+                self.changed = true;
+            }
+        })
     }
 
     /// Whether [`record_profile`](Self::record_profile) would store anything: the driver has an
@@ -706,7 +743,9 @@ pub struct Answers<'a> {
 }
 
 /// Verify mode: each difference between a driver's live answers and its record, logged.
-fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions: &ExtensionList, devices: Option<(u64, u32)>) {
+/// `unnamed`: the application gets what the applications no profile names get, whose count is
+/// compared too (a new application is not loaded a driver recorded with none for them).
+fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions: &ExtensionList, devices: Option<(u64, u32)>, unnamed: bool) {
     let mut differences = Vec::new();
     if recorded.interface_version != live.interface_version {
         differences.push(format!("interface version {} recorded, {} now", recorded.interface_version, live.interface_version));
@@ -720,6 +759,10 @@ fn verify(manifest_path: &str, recorded: &Entry, live: &Answers<'_>, extensions:
     if let Some((application, count)) = devices {
         if let Some(recorded) = recorded.device_count(application).filter(|&n| n != count) {
             differences.push(format!("{recorded} physical devices recorded, {count} now"));
+        }
+        let for_unnamed = recorded.device_count(key::unnamed_applications()).filter(|&n| unnamed && n != count);
+        if let Some(recorded) = for_unnamed {
+            differences.push(format!("{recorded} physical devices recorded for the applications no profile names (and so for new ones), {count} now for one of them"));
         }
     }
     if differences.is_empty() {

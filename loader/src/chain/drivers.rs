@@ -366,6 +366,12 @@ fn create_drivers_with(
     let application = application_digest(app.as_ref());
     plan::record(|p| p.application = Some(format!("{application:016x}")));
     cache.set_application(application);
+    let text = |name: Option<&CStr>| name.map_or_else(String::new, |name| name.to_string_lossy().into_owned());
+    let new_application = std::rc::Rc::new(cache::application_rules::NewApplication::new(
+        &text(app.as_ref().and_then(|a| a.name)),
+        &text(app.as_ref().and_then(|a| a.engine)),
+    ));
+    cache.set_new_application(new_application.clone());
     // 0, or below 1.0 (invalid: see check_api_version), is 1.0.
     let app_version = app.as_ref().map(|a| a.api_version).filter(|&v| v >= vk_generated::make_api_version(0, 1, 0, 0));
     let api_version = app_version.unwrap_or(vk_generated::make_api_version(0, 1, 0, 0));
@@ -386,7 +392,12 @@ fn create_drivers_with(
     let answered_by = |entry: &cache::record::Entry| -> Result<(), String> {
         match entry.device_count(application) {
             Some(0) => return Ok(()),
-            None => return Err("it holds no physical devices for this application (none enumerated them through this loader yet)".into()),
+            // An application never recorded gets what those no profile names get.
+            None => {
+                return new_application.has_no_device(entry).map_err(|why| {
+                    format!("it holds no physical devices for this application (none enumerated them through this loader yet), nor none for every application ({why})")
+                })
+            }
             Some(_) if !lazy_allowed => return Err("the driver has physical devices for this application and lazy drivers are off".into()),
             Some(_) => {}
         }
@@ -416,6 +427,9 @@ fn create_drivers_with(
 
     let mut driver_instances = Vec::new();
     let mut not_loaded = 0;
+    // The drivers not loaded for an application they hold no record for (theirs is made from the
+    // record of the applications no profile names).
+    let mut not_loaded_new = Vec::new();
     for (source, supported) in sources.iter().zip(&per_driver) {
         let driver = match source {
             Source::Loaded(driver) => driver.clone(),
@@ -423,8 +437,15 @@ fn create_drivers_with(
                 Arc::new(Driver::remembered(&r.manifest_path, &r.manifest, r.entry.interface_version, r.entry.instance_version))
             }
             Source::Remembered(r) => {
-                log!(Level::Driver, "{}: not loaded: its driver cache record says it has no physical device", r.manifest_path);
-                plan::record(|p| p.driver(&r.manifest_path, None, Decision::Skipped, "not loaded: its driver cache record says it has no physical device"));
+                let why = match r.entry.device_count(application) {
+                    Some(_) => "not loaded: its driver cache record says it has no physical device",
+                    None => {
+                        not_loaded_new.push(r);
+                        "not loaded: its driver cache record says it has no physical device for any application recorded, and no driconf rule may name this one"
+                    }
+                };
+                log!(Level::Driver, "{}: {why}", r.manifest_path);
+                plan::record(|p| p.driver(&r.manifest_path, None, Decision::Skipped, why));
                 not_loaded += 1;
                 continue;
             }
@@ -501,6 +522,9 @@ fn create_drivers_with(
     let devices = |driver: &Driver| {
         counts.iter().find(|(d, _)| std::ptr::eq(Arc::as_ptr(d), driver)).map(|&(_, n)| (application, n))
     };
+    for r in not_loaded_new {
+        cache.record_no_device(&r.manifest_path, &r.manifest, application);
+    }
     record_answers(cache, &sources, &per_driver, &devices);
     Ok(())
 }

@@ -702,6 +702,27 @@ pub fn stderr_line(line: &str) {
     unsafe { libc::fputs(text.as_ptr(), stderr) };
 }
 
+/// Whether `text` matches the POSIX extended regular expression `pattern`, as Mesa's driconf
+/// matches its `executable_regexp`, `application_name_match` and `engine_name_match` (libc's
+/// `regcomp` with `REG_EXTENDED | REG_NOSUB`, then `regexec`): `None` where the pattern does not
+/// compile (or either holds a NUL byte).
+pub fn regex_matches(pattern: &str, text: &str) -> Option<bool> {
+    let (pattern, text) = (CString::new(pattern).ok()?, CString::new(text).ok()?);
+    let mut compiled = std::mem::MaybeUninit::<libc::regex_t>::uninit();
+    // SAFETY: regcomp initializes the regex_t it is given from a NUL-terminated pattern; on
+    // failure it leaves nothing to free.
+    if unsafe { libc::regcomp(compiled.as_mut_ptr(), pattern.as_ptr(), libc::REG_EXTENDED | libc::REG_NOSUB) } != 0 {
+        return None;
+    }
+    // SAFETY: regcomp succeeded, so the regex_t is initialized; regexec with no match array
+    // (REG_NOSUB) reads a NUL-terminated text; regfree releases what regcomp allocated, once.
+    unsafe {
+        let matched = libc::regexec(compiled.as_ptr(), text.as_ptr(), 0, std::ptr::null_mut(), 0) == 0;
+        libc::regfree(compiled.as_mut_ptr());
+        Some(matched)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -871,3 +892,4 @@ mod tests {
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }
+

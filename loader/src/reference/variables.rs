@@ -281,6 +281,25 @@ pub const DRIRC_CONFIGDIR: Variable = Variable {
     what: "Mesa's driconf directory in place of `/usr/share/drirc.d`: its files are in the driver cache's key",
 };
 
+pub const MESA_PROCESS_NAME: Variable = Variable {
+    name: "MESA_PROCESS_NAME",
+    group: Group::Cache,
+    origin: Origin::Mesa,
+    read: Read::Secure,
+    values: "a name",
+    default: "the executable's name",
+    what: "the name Mesa's driconf matches the application by: one of the names the driver cache tests driconf's rules on for an application it holds no record for",
+};
+pub const MESA_DRICONF_EXECUTABLE_OVERRIDE: Variable = Variable {
+    name: "MESA_DRICONF_EXECUTABLE_OVERRIDE",
+    group: Group::Cache,
+    origin: Origin::Mesa,
+    read: Read::Secure,
+    values: "a name",
+    default: "the executable's name",
+    what: "like `MESA_PROCESS_NAME`, for driconf alone",
+};
+
 pub const VK_LOADER_TEST_SYSFS_ROOT: Variable = Variable {
     name: "VK_LOADER_TEST_SYSFS_ROOT",
     group: Group::Testing,
@@ -341,6 +360,8 @@ pub const ALL: &[&Variable] = &[
     &VK_LOADER_LAZY_DRIVERS,
     &XDG_CACHE_HOME,
     &DRIRC_CONFIGDIR,
+    &MESA_PROCESS_NAME,
+    &MESA_DRICONF_EXECUTABLE_OVERRIDE,
     &VK_LOADER_TEST_SYSFS_ROOT,
     &VK_LOADER_TEST_BUILD_ID,
     &VK_LOADER_TEST_PANIC_AT_DRIVER_LOAD,

@@ -32,6 +32,11 @@ use crate::{json_num, json_str, machine};
 const PROCESSES: usize = 21;
 const PROBES: [&str; 6] = ["pre-instance", "create", "enumerate", "properties", "properties-bare", "device"];
 const TEST_DRIVERS: usize = 8;
+/// The cache state of a new application on a known machine: before each process, the cache as
+/// another executable (a copy of this one under another name, [`OTHER_APPLICATION`]) left it after
+/// two runs of the probe; this executable never recorded (its own records are thrown away).
+const NEW_APP: &str = "new-app";
+const OTHER_APPLICATION: &str = "another-application";
 /// The probe that runs [`LAUNCHES`], after the others.
 const LAUNCHES_PROBE: &str = "launches";
 /// The probe each launch runs: an application's start-up.
@@ -184,11 +189,27 @@ fn is_driver_library(file: &str) -> bool {
         && !file.starts_with("libnvidia-glsi")
 }
 
+/// `from`'s files and directories copied to `to`.
+fn copy_tree(from: &Path, to: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(to).map_err(|e| format!("{}: {e}", to.display()))?;
+    for entry in std::fs::read_dir(from).map_err(|e| format!("{}: {e}", from.display()))? {
+        let entry = entry.map_err(|e| format!("{}: {e}", from.display()))?;
+        let (source, target) = (entry.path(), to.join(entry.file_name()));
+        if source.is_dir() {
+            copy_tree(&source, &target)?;
+        } else {
+            std::fs::copy(&source, &target).map_err(|e| format!("{}: {e}", source.display()))?;
+        }
+    }
+    Ok(())
+}
+
 /// One configuration: a loader, and for ours the cache state.
+#[derive(Clone)]
 struct Config {
     name: String,
     library: PathBuf,
-    /// `None` for another loader; `Some(mode)` for ours: "cold", "warm" or "off".
+    /// `None` for another loader; `Some(mode)` for ours: "cold", "warm", "off" or [`NEW_APP`].
     cache: Option<&'static str>,
     /// Variables of this configuration.
     env: &'static [(&'static str, &'static str)],
@@ -285,6 +306,8 @@ pub fn run(exe: &Path, ours: &Path, system: &Path, khronos: Option<&Path>, only:
     // The warm cache without lazy drivers: the drivers with devices loaded at vkCreateInstance.
     let eager = &[("VK_LOADER_LAZY_DRIVERS", "off")];
     configs.push(Config { name: "ours, warm, eager".into(), library: ours.to_path_buf(), cache: Some("warm"), env: eager });
+    // A new application on a known machine: the cache as another executable left it.
+    configs.push(Config { name: "ours, new app".into(), library: ours.to_path_buf(), cache: Some(NEW_APP), env: &[] });
     let (cpu, cpus, date) = machine();
     println!("startup: fresh processes, median of {PROCESSES} (interleaved: one of each configuration per round); {cpu}, {cpus} CPUs, {date}");
     let mut json_sets = Vec::new();
@@ -348,6 +371,16 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
             run(config, cache_dir)?;
             run(config, cache_dir)?;
         }
+        if config.cache == Some(NEW_APP) {
+            let other = cache_dir.join(OTHER_APPLICATION);
+            std::fs::create_dir_all(cache_dir).map_err(|e| format!("{}: {e}", cache_dir.display()))?;
+            std::fs::copy(exe, &other).map_err(|e| format!("{}: {e}", other.display()))?;
+            let recording = Config { cache: Some("warm"), ..config.clone() };
+            for _ in 0..2 {
+                run_program(&other, exe, probe, &recording, env, &[], cache_dir)?;
+            }
+            copy_tree(&cache_dir.join("vulkan-loader-rs"), &cache_dir.join("recorded-by-another"))?;
+        }
     }
     let mut all: Vec<Vec<Figures>> = vec![Vec::new(); configs.len()];
     for _ in 0..PROCESSES {
@@ -364,10 +397,20 @@ fn measure(exe: &Path, probe: &str, configs: &[Config], env: &[(String, String)]
 /// One fresh process of `probe` under `config`, in the set's environment `env` with `launch`'s
 /// variables on top, its cache in `cache_dir`.
 fn run_child(exe: &Path, probe: &str, config: &Config, env: &[(String, String)], launch: &[(String, String)], cache_dir: &Path) -> Result<Figures, String> {
+    run_program(exe, exe, probe, config, env, launch, cache_dir)
+}
+
+/// [`run_child`] of `program`, a copy of `exe` (another application).
+fn run_program(program: &Path, exe: &Path, probe: &str, config: &Config, env: &[(String, String)], launch: &[(String, String)], cache_dir: &Path) -> Result<Figures, String> {
     if config.cache == Some("cold") {
         let _ = std::fs::remove_file(cache_dir.join("vulkan-loader-rs/drivers"));
     }
-    let mut command = Command::new(exe);
+    if config.cache == Some(NEW_APP) {
+        let cache = cache_dir.join("vulkan-loader-rs");
+        let _ = std::fs::remove_dir_all(&cache);
+        copy_tree(&cache_dir.join("recorded-by-another"), &cache)?;
+    }
+    let mut command = Command::new(program);
     command.args(["child", &format!("startup-{probe}")]).arg(&config.library);
     for (var, _) in std::env::vars() {
         if var.starts_with("VK_LOADER_DRIVER_CACHE") {
