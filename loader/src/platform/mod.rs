@@ -5,6 +5,7 @@ pub mod digest;
 pub mod elf;
 pub mod file_cache;
 pub mod host_alloc;
+mod lfs;
 pub mod library_cache;
 pub mod write;
 
@@ -235,16 +236,16 @@ pub fn is_directory(path: &str) -> bool {
 }
 
 /// What `stat` says of `path`, or its `errno`.
-pub(crate) fn stat(path: &str) -> Result<libc::stat, i32> {
+pub(crate) fn stat(path: &str) -> Result<lfs::Stat, i32> {
     stat_bytes(path.as_bytes())
 }
 
 /// [`stat`] of a path given as bytes (a file name need not be UTF-8).
-fn stat_bytes(path: &[u8]) -> Result<libc::stat, i32> {
+fn stat_bytes(path: &[u8]) -> Result<lfs::Stat, i32> {
     // SAFETY: stat with a NUL-terminated path into a zeroed buffer.
     with_c_bytes(path, |c_path| unsafe {
-        let mut st: libc::stat = std::mem::zeroed();
-        if libc::stat(c_path.as_ptr(), &mut st) != 0 {
+        let mut st: lfs::Stat = std::mem::zeroed();
+        if lfs::stat(c_path.as_ptr(), &mut st) != 0 {
             return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO));
         }
         Ok(st)
@@ -322,7 +323,7 @@ pub fn list_dir_names(path: &str) -> Option<Vec<OsString>> {
         }
         let mut names = Vec::new();
         loop {
-            let entry = libc::readdir(dir);
+            let entry = lfs::readdir(dir);
             if entry.is_null() {
                 break;
             }
@@ -367,7 +368,7 @@ pub struct FileIdentity {
 impl FileIdentity {
     // `stat`'s field types differ between architectures (32-bit ones among them): the casts stay.
     #[allow(clippy::unnecessary_cast)]
-    fn of(st: &libc::stat) -> FileIdentity {
+    fn of(st: &lfs::Stat) -> FileIdentity {
         FileIdentity {
             device: st.st_dev as u64,
             inode: st.st_ino as u64,
@@ -410,7 +411,7 @@ impl OpenFile {
         }
         let c_path = CString::new(path).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains NUL"))?;
         // SAFETY: fopen with NUL-terminated path and mode ('e': close on exec).
-        let stream = unsafe { libc::fopen(c_path.as_ptr(), c"rbe".as_ptr()) };
+        let stream = unsafe { lfs::fopen(c_path.as_ptr(), c"rbe".as_ptr()) };
         if stream.is_null() {
             return Err(std::io::Error::last_os_error());
         }
@@ -425,11 +426,11 @@ impl OpenFile {
         Ok(file)
     }
 
-    fn stat(&self) -> Result<libc::stat, std::io::Error> {
+    fn stat(&self) -> Result<lfs::Stat, std::io::Error> {
         // SAFETY: fstat on the stream's descriptor into a zeroed buffer.
         unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            if libc::fstat(libc::fileno(self.stream), &mut st) != 0 {
+            let mut st: lfs::Stat = std::mem::zeroed();
+            if lfs::fstat(libc::fileno(self.stream), &mut st) != 0 {
                 return Err(std::io::Error::last_os_error());
             }
             Ok(st)
@@ -477,7 +478,7 @@ impl Drop for OpenFile {
 }
 
 /// `Ok` for a regular file; for anything else, an error naming what is there instead.
-fn not_regular(st: &libc::stat) -> Result<(), std::io::Error> {
+fn not_regular(st: &lfs::Stat) -> Result<(), std::io::Error> {
     let what = match st.st_mode & libc::S_IFMT {
         libc::S_IFREG => return Ok(()),
         libc::S_IFIFO => "a FIFO",
@@ -550,7 +551,7 @@ fn dlerror() -> String {
 pub fn append_to_file(path: &str, text: &str) -> Result<(), String> {
     let c_path = CString::new(path).map_err(|_| format!("{path}: the path holds a NUL byte"))?;
     // SAFETY: fopen with NUL-terminated arguments; the stream is closed below.
-    let file = unsafe { libc::fopen(c_path.as_ptr(), c"a".as_ptr()) };
+    let file = unsafe { lfs::fopen(c_path.as_ptr(), c"a".as_ptr()) };
     if file.is_null() {
         return Err(format!("{path}: cannot open for appending: {}", std::io::Error::last_os_error()));
     }
