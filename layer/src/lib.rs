@@ -69,6 +69,7 @@ pub mod report;
 pub mod settings;
 mod state;
 mod unknown;
+mod unwrap;
 
 pub use chain::{DeviceLink, InstanceLink};
 pub use chassis_report::report;
@@ -89,6 +90,7 @@ pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
     NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
 };
+pub use unwrap::{NonDispatchableHandle, NOT_UNWRAPPED};
 pub use vk_generated as vk;
 /// On `impl InstanceHooks for T` / `impl DeviceHooks for T`: the commands whose hook methods the
 /// block implements become the layer's hooked commands; `#[vk_layer::hooks(intercept(cmd, ...))]`

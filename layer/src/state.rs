@@ -111,8 +111,8 @@ pub trait Layer: Sized + 'static {
     /// The next level's handle for a device the level above passed, in every generated
     /// device-level entry point whose first parameter it is, in `vkGetDeviceProcAddr` and
     /// `vkDestroyDevice`; `None` refuses the call (reported once per command). Handles inside
-    /// structures and arrays (`VkSubmitInfo::pCommandBuffers`) are the layer's to unwrap, in its
-    /// `call_down_*` hooks.
+    /// structures and arrays (`VkSubmitInfo::pCommandBuffers`) too with
+    /// [`WRAPS_HANDLES`](Self::WRAPS_HANDLES).
     #[inline(always)]
     fn unwrap_device(object: &Self::Device, handle: VkDevice) -> Option<VkDevice> {
         let _ = object;
@@ -136,26 +136,48 @@ pub trait Layer: Sized + 'static {
         Some(handle)
     }
 
-    /// The next level's image for one the level above passed (a layer that wraps images),
-    /// wherever a device-level command takes one by value or in an array of parameters
-    /// (`vkCmdCopyImage`'s `srcImage` and `dstImage`, `vkGetImageOpaqueCaptureDataEXT`'s
-    /// `pImages`): the generated entry points hand `call_down_*` (and so the next level) the
-    /// unwrapped handles, an array as a copy made only when a handle changes; the other hooks
-    /// see the caller's. `None` refuses the call (reported once per command, the command's
-    /// fallback value returned). Images inside structures (`VkImageMemoryBarrier`,
-    /// `VkImageViewCreateInfo`, ...) are not unwrapped yet: the layer's `call_down_*` does it.
-    /// Handing out wrapped images is the layer's: its `post_call_record_create_image` (and
-    /// `..._get_swapchain_images_khr`) writes its own handles over the next level's.
+    /// Whether the layer wraps handles beyond the first parameter's: with it, every generated
+    /// entry point walks its other parameters before `call_down_*` and unwraps every handle it
+    /// reaches, of every type: by value, in arrays, in the structures they point to (nested,
+    /// `pNext` chains included: `VkRenderingAttachmentInfo::imageView`, `VkWriteDescriptorSet`'s
+    /// image, buffer and texel buffer view arrays, barriers, `VkMemoryDedicatedAllocateInfo`,
+    /// `VkSubmitInfo::pCommandBuffers`, ...) and `u64` object handles. Non-dispatchable handles
+    /// go through [`unwrap_handle`](Self::unwrap_handle) (device-level commands) or
+    /// [`unwrap_instance_handle`](Self::unwrap_instance_handle) (instance-level commands),
+    /// dispatchable ones through `unwrap_device`, `unwrap_queue`, `unwrap_command_buffer`
+    /// (`unwrap_instance`, `unwrap_physical_device`), `u64` ones through
+    /// [`unwrap_object`](Self::unwrap_object); null handles go down as they are. A structure or
+    /// array is copied only when a handle in it changes, the copy living for the call; the
+    /// application's memory is only read. `call_down_*` gets what goes down, the other hooks the
+    /// caller's arguments. What the walk does not reach is listed in
+    /// [`NOT_UNWRAPPED`](crate::NOT_UNWRAPPED). Without it (the default) no entry point walks
+    /// anything: the check is a constant, and a layer that wraps nothing pays nothing.
+    const WRAPS_HANDLES: bool = false;
+
+    /// The next level's handle for a non-dispatchable handle `handle` the level above passed to a
+    /// device-level command, for every type (`H::OBJECT_TYPE` says which; a layer keys its map by
+    /// it and `handle.raw()`), with [`WRAPS_HANDLES`](Self::WRAPS_HANDLES). `None` refuses the
+    /// call: it is not passed down, returns the command's fallback value, and is reported once per
+    /// command, naming the command and the handle. A handle the command may ignore (marked
+    /// `noautovalidity`: `VkGraphicsPipelineCreateInfo::basePipelineHandle`) goes down as it is
+    /// instead. Handing out wrapped handles is the layer's: its `post_call_record_create_*` hooks
+    /// write its own handles over the next level's, its `post_call_record_destroy_*` forget them.
     #[inline(always)]
-    fn unwrap_image(object: &Self::Device, handle: VkImage) -> Option<VkImage> {
+    fn unwrap_handle<H: crate::NonDispatchableHandle>(
+        object: &Self::Device,
+        handle: H,
+    ) -> Option<H> {
         let _ = object;
         Some(handle)
     }
 
-    /// As [`unwrap_image`](Self::unwrap_image), for image views (`vkCmdBindShadingRateImageNV`,
-    /// `vkDestroyImageView`, ...).
+    /// As [`unwrap_handle`](Self::unwrap_handle), for the instance-level commands (surfaces,
+    /// display objects, debug messengers: `vkGetPhysicalDeviceSurfaceSupportKHR`'s `surface`).
     #[inline(always)]
-    fn unwrap_image_view(object: &Self::Device, handle: VkImageView) -> Option<VkImageView> {
+    fn unwrap_instance_handle<H: crate::NonDispatchableHandle>(
+        object: &Self::Instance,
+        handle: H,
+    ) -> Option<H> {
         let _ = object;
         Some(handle)
     }
@@ -163,25 +185,16 @@ pub trait Layer: Sized + 'static {
     /// The next level's object for a `u64` handle of type `object_type` the level above passed:
     /// `vkSetPrivateData` / `vkGetPrivateData`'s `objectHandle`, the `objectHandle` of
     /// `VkDebugUtilsObjectNameInfoEXT` and `VkDebugUtilsObjectTagInfoEXT` (a copy goes down when
-    /// it changes), in the generated device-level entry points. The default applies the layer's
-    /// `unwrap_*` of that type (devices, queues, command buffers, images, image views) and leaves
-    /// the other types as they are; `None` refuses the call. The chassis's own
-    /// `vkSetDebugUtilsObjectNameEXT` (with [`MESSAGES`](Self::MESSAGES)) applies it too; without
-    /// `MESSAGES`, a wrapping layer routes the command through itself
-    /// (`intercept(set_debug_utils_object_name_ext)`), or the next level gets the layer's handle.
+    /// it changes), in the generated device-level entry points with
+    /// [`WRAPS_HANDLES`](Self::WRAPS_HANDLES). The default applies the layer's unwrap of that type
+    /// (`unwrap_device`, `unwrap_queue`, `unwrap_command_buffer`, and
+    /// [`unwrap_handle`](Self::unwrap_handle) for every non-dispatchable type); `None` refuses the
+    /// call. The chassis's own `vkSetDebugUtilsObjectNameEXT` (with
+    /// [`MESSAGES`](Self::MESSAGES)) applies it too; without `MESSAGES`, a wrapping layer routes
+    /// the command through itself (`intercept(set_debug_utils_object_name_ext)`), or the next
+    /// level gets the layer's handle.
     fn unwrap_object(object: &Self::Device, object_type: VkObjectType, handle: u64) -> Option<u64> {
-        let pointer = |h: u64| h as usize as *mut std::ffi::c_void;
-        let raw = |h: *mut std::ffi::c_void| h as usize as u64;
-        match object_type {
-            VkObjectType::DEVICE => Self::unwrap_device(object, VkDevice(pointer(handle))).map(|h| raw(h.0)),
-            VkObjectType::QUEUE => Self::unwrap_queue(object, VkQueue(pointer(handle))).map(|h| raw(h.0)),
-            VkObjectType::COMMAND_BUFFER => {
-                Self::unwrap_command_buffer(object, VkCommandBuffer(pointer(handle))).map(|h| raw(h.0))
-            }
-            VkObjectType::IMAGE => Self::unwrap_image(object, VkImage(handle)).map(|h| h.0),
-            VkObjectType::IMAGE_VIEW => Self::unwrap_image_view(object, VkImageView(handle)).map(|h| h.0),
-            _ => Some(handle),
-        }
+        crate::unwrap::unwrap_object_of::<Self>(object, object_type, handle)
     }
 
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.

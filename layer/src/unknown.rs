@@ -148,6 +148,6 @@ fn type_name(object_type: VkObjectType) -> &'static str {
         VkObjectType::COMMAND_BUFFER => "VkCommandBuffer",
         VkObjectType::IMAGE => "VkImage",
         VkObjectType::IMAGE_VIEW => "VkImageView",
-        _ => "handle",
+        other => other.name().unwrap_or("handle"),
     }
 }

@@ -1,6 +1,8 @@
-//! A layer that wraps images: the generated entry points hand the next level its own images
-//! wherever a device-level command takes one (by value, or in an array of parameters), the
-//! layer's hooks seeing the application's; an image the layer does not know is refused.
+//! A layer that wraps images (`WRAPS_HANDLES`, `unwrap_handle` for `VkImage`): the generated
+//! entry points hand the next level its own images wherever a device-level command reaches one
+//! (by value, in an array of parameters, inside the structures the parameters point to and their
+//! `pNext` chains), the layer's hooks seeing the application's, whose memory is left as it is; an
+//! image the layer does not know is refused.
 
 use std::collections::HashMap;
 use std::ffi::{c_char, c_void, CStr};
@@ -10,7 +12,9 @@ use std::sync::Mutex;
 use vk_layer::vk::layer_abi::*;
 use vk_layer::vk::types::*;
 use vk_layer::vk::{DeviceDispatchTable, InstanceDispatchTable};
-use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
+use vk_layer::{
+    DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer, NonDispatchableHandle,
+};
 
 // ---- the fake next level: records the images it is handed -------------------------------------
 
@@ -90,10 +94,56 @@ unsafe extern "system" fn next_capture_data(
     // SAFETY: per the caller's contract.
     let images = unsafe { std::slice::from_raw_parts(images, count as usize) };
     let images: Vec<String> = images.iter().map(|i| format!("{:#x}", i.0)).collect();
+    HANDED.lock().unwrap().push(format!(
+        "vkGetImageOpaqueCaptureDataEXT {}",
+        images.join(" ")
+    ));
+    VkResult::SUCCESS
+}
+
+/// # Safety
+/// `barriers` holds `count` image barriers.
+unsafe extern "system" fn next_cmd_pipeline_barrier(
+    _: VkCommandBuffer,
+    _: VkPipelineStageFlags,
+    _: VkPipelineStageFlags,
+    _: VkDependencyFlags,
+    _: u32,
+    _: *const VkMemoryBarrier,
+    _: u32,
+    _: *const VkBufferMemoryBarrier,
+    count: u32,
+    barriers: *const VkImageMemoryBarrier,
+) {
+    // SAFETY: per the caller's contract.
+    let barriers = unsafe { std::slice::from_raw_parts(barriers, count as usize) };
+    let images: Vec<String> = barriers
+        .iter()
+        .map(|b| format!("{:#x}", b.image.0))
+        .collect();
     HANDED
         .lock()
         .unwrap()
-        .push(format!("vkGetImageOpaqueCaptureDataEXT {}", images.join(" ")));
+        .push(format!("vkCmdPipelineBarrier {}", images.join(" ")));
+}
+/// # Safety
+/// `info` is a valid allocate info whose chain holds the two structures the test gives it.
+unsafe extern "system" fn next_allocate_memory(
+    _: VkDevice,
+    info: *const VkMemoryAllocateInfo,
+    _: *const VkAllocationCallbacks,
+    _: *mut VkDeviceMemory,
+) -> VkResult {
+    // SAFETY: per the caller's contract: flags info, then dedicated info.
+    let text = unsafe {
+        let flags = &*((*info).pNext as *const VkMemoryAllocateFlagsInfo);
+        let dedicated = &*(flags.pNext as *const VkMemoryDedicatedAllocateInfo);
+        format!(
+            "vkAllocateMemory flags {} dedicated {:#x}",
+            flags.deviceMask, dedicated.image.0
+        )
+    };
+    HANDED.lock().unwrap().push(text);
     VkResult::SUCCESS
 }
 
@@ -145,6 +195,8 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         b"vkDestroyImage" => void_fn!(PFN_vkDestroyImage, next_destroy_image),
         b"vkCmdCopyImage" => void_fn!(PFN_vkCmdCopyImage, next_cmd_copy_image),
         b"vkSetPrivateData" => void_fn!(PFN_vkSetPrivateData, next_set_private_data),
+        b"vkCmdPipelineBarrier" => void_fn!(PFN_vkCmdPipelineBarrier, next_cmd_pipeline_barrier),
+        b"vkAllocateMemory" => void_fn!(PFN_vkAllocateMemory, next_allocate_memory),
         b"vkSetDebugUtilsObjectNameEXT" => {
             void_fn!(PFN_vkSetDebugUtilsObjectNameEXT, next_set_name)
         }
@@ -207,8 +259,17 @@ impl Layer for ImageWrapping {
             seen: Mutex::new(Vec::new()),
         })
     }
-    fn unwrap_image(object: &Device, handle: VkImage) -> Option<VkImage> {
-        object.images.lock().unwrap().get(&handle.0).map(|&inner| VkImage(inner))
+    const WRAPS_HANDLES: bool = true;
+    fn unwrap_handle<H: NonDispatchableHandle>(object: &Device, handle: H) -> Option<H> {
+        if H::OBJECT_TYPE != VkObjectType::IMAGE {
+            return Some(handle);
+        }
+        object
+            .images
+            .lock()
+            .unwrap()
+            .get(&handle.raw())
+            .map(|&inner| H::from_raw(inner))
     }
 }
 
@@ -217,6 +278,8 @@ impl InstanceHooks for Instance {}
 
 #[vk_layer::hooks(intercept(
     cmd_copy_image,
+    cmd_pipeline_barrier,
+    allocate_memory,
     get_image_opaque_capture_data_ext,
     set_private_data,
     set_debug_utils_object_name_ext
@@ -358,7 +421,95 @@ fn images_go_down_as_the_next_levels_own() {
             ..Default::default()
         };
         assert_eq!(set_name.unwrap()(device, &named), VkResult::SUCCESS);
-        assert_eq!(named.objectHandle, b.0, "the application's structure is left as it is");
+        assert_eq!(
+            named.objectHandle, b.0,
+            "the application's structure is left as it is"
+        );
+        // Inside structures: an array of barriers, and a `pNext` chain whose second node holds
+        // the image (the first copied to relink it); the application's memory left as it is.
+        let barrier: PFN_vkCmdPipelineBarrier =
+            std::mem::transmute(proc_addr(c"vkCmdPipelineBarrier"));
+        let barriers = [
+            VkImageMemoryBarrier {
+                image: a,
+                ..Default::default()
+            },
+            VkImageMemoryBarrier {
+                image: b,
+                ..Default::default()
+            },
+        ];
+        let stage = VkPipelineStageFlags(0);
+        let (none, no_memory, no_buffer) = (VkDependencyFlags(0), ptr::null(), ptr::null());
+        barrier.unwrap()(
+            cmd,
+            stage,
+            stage,
+            none,
+            0,
+            no_memory,
+            0,
+            no_buffer,
+            2,
+            barriers.as_ptr(),
+        );
+        assert_eq!(
+            (barriers[0].image, barriers[1].image),
+            (a, b),
+            "the application's barriers"
+        );
+        let barriers = [VkImageMemoryBarrier {
+            image: stranger,
+            ..Default::default()
+        }];
+        barrier.unwrap()(
+            cmd,
+            stage,
+            stage,
+            none,
+            0,
+            no_memory,
+            0,
+            no_buffer,
+            1,
+            barriers.as_ptr(),
+        );
+        let allocate: PFN_vkAllocateMemory = std::mem::transmute(proc_addr(c"vkAllocateMemory"));
+        let dedicated = VkMemoryDedicatedAllocateInfo {
+            image: b,
+            ..Default::default()
+        };
+        let flags = VkMemoryAllocateFlagsInfo {
+            pNext: &dedicated as *const _ as *const c_void,
+            deviceMask: 3,
+            ..Default::default()
+        };
+        let info = VkMemoryAllocateInfo {
+            pNext: &flags as *const _ as *const c_void,
+            ..Default::default()
+        };
+        let mut memory = VkDeviceMemory::NULL;
+        assert_eq!(
+            allocate.unwrap()(device, &info, ptr::null(), &mut memory),
+            VkResult::SUCCESS
+        );
+        assert_eq!(dedicated.image, b, "the application's chain");
+        assert_eq!(
+            flags.pNext, &dedicated as *const _ as *const c_void,
+            "the application's chain"
+        );
+        let stranger_dedicated = VkMemoryDedicatedAllocateInfo {
+            image: stranger,
+            ..Default::default()
+        };
+        let info = VkMemoryAllocateInfo {
+            pNext: &stranger_dedicated as *const _ as *const c_void,
+            ..Default::default()
+        };
+        assert_eq!(
+            allocate.unwrap()(device, &info, ptr::null(), &mut memory),
+            VkResult::ERROR_UNKNOWN
+        );
         destroy_image.unwrap()(device, a, ptr::null());
         // Destroyed, so unknown now.
         copy.unwrap()(cmd, a, layout, b, layout, 0, ptr::null());
@@ -371,12 +522,18 @@ fn images_go_down_as_the_next_levels_own() {
                 "vkSetPrivateData 10 0x51 1",
                 format!("vkSetPrivateData 9 {:#x} 2", a.0).as_str(),
                 "vkSetDebugUtilsObjectNameEXT 10 0x52",
+                "vkCmdPipelineBarrier 0x51 0x52",
+                "vkAllocateMemory flags 3 dedicated 0x52",
                 "vkDestroyImage 0x51",
             ]
         );
         let state = <ImageWrapping as vk_layer::Registered>::chassis()
             .device(device.0)
             .expect("the device's state");
-        assert_eq!(*state.hooks.seen.lock().unwrap(), [a.0], "the hooks see the layer's image");
+        assert_eq!(
+            *state.hooks.seen.lock().unwrap(),
+            [a.0],
+            "the hooks see the layer's image"
+        );
     }
 }

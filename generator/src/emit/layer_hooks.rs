@@ -12,6 +12,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use super::{c_type, ident, param, rust_file, safety, safety_doc, spec_link};
+use super::layer_unwrap::{param_step, Walkers};
 use crate::ir::{Command, Level, Registry};
 
 /// The commands the chassis implements by hand: creation, destruction and `vkGet*ProcAddr`.
@@ -114,11 +115,11 @@ pub fn emit_hooks(reg: &Registry) -> Result<String, String> {
         /// - `pre_call_validate_*`: `Some(r)` skips the call (and the other hooks) and returns
         ///   `r` to the caller;
         /// - `pre_call_record_*`: before the call goes down;
-        /// - `call_down_*`: the call itself, given what goes down (the first handle, and images and
-        ///   image views among the parameters, already the next level's:
-        ///   [`Layer::unwrap_*`](crate::Layer::unwrap_instance)); the default calls
-        ///   the next level's function with those arguments. A layer that changes what goes down
-        ///   (handles inside structures and arrays unwrapped, a parameter replaced) or answers
+        /// - `call_down_*`: the call itself, given what goes down (the first handle already the
+        ///   next level's: [`Layer::unwrap_*`](crate::Layer::unwrap_instance); with
+        ///   [`Layer::WRAPS_HANDLES`](crate::Layer::WRAPS_HANDLES), every handle the other
+        ///   parameters reach too); the default calls the next level's function with those
+        ///   arguments. A layer that changes what goes down (a parameter replaced) or answers
         ///   the call itself implements it; what it returns is the command's result;
         /// - `post_call_record_*`: after, with the caller's own arguments and the result.
         #[allow(unused_variables)]
@@ -140,8 +141,9 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
     let (instance, device) = hookable(reg)?;
     let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
     let ffi = ffi_imports(&all);
-    let instance_entries = instance.iter().map(|c| entry(c, quote!(instance)));
-    let device_entries = device.iter().map(|c| entry(c, quote!(device)));
+    let walkers = Walkers::new(reg);
+    let instance_entries = instance.iter().map(|c| entry(reg, &walkers, c, quote!(instance)));
+    let device_entries = device.iter().map(|c| entry(reg, &walkers, c, quote!(device)));
     // Each entry point checked against its command's `PFN_*` type as it is erased.
     let arms = all.iter().map(|c| {
         let id = format_ident!("{}", c.name);
@@ -154,7 +156,7 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         use crate::guard::guard;
         use crate::hooks::{DeviceHooks, InstanceHooks};
         use crate::state::Registered;
-        use crate::unknown::{parameter_array, refused, unknown};
+        use crate::unknown::{refused, unknown};
 
         /// The layer's entry point for a hookable command id, `None` for any other id. A `const
         /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
@@ -170,112 +172,6 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
         #(#device_entries)*
     };
     rust_file(reg, "the layer SDK's entry points", tokens)
-}
-
-/// The non-dispatchable handle types a layer can wrap so far, with the `Layer` method that unwraps
-/// one and its `VkObjectType`: the generated entry points unwrap them where a device-level command
-/// takes one by value or an array of them (`const VkImage* pImages` with its `len`). Inside
-/// structures, `pNext` chains and `u64` object handles: not yet (docs/layer-authors.md).
-pub(crate) const WRAPPED_HANDLES: &[(&str, &str, &str)] = &[
-    ("VkImage", "unwrap_image", "IMAGE"),
-    ("VkImageView", "unwrap_image_view", "IMAGE_VIEW"),
-];
-
-/// The statements that unwrap parameter `p` of `c` into `down_<name>`, when it is a wrapped
-/// handle type by value or a `const` array of one with its length parameter.
-fn unwrap_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
-    if let Some(tokens) = unwrap_object_parameter(c, p) {
-        return Some(tokens);
-    }
-    let &(_, unwrap, object_type) = WRAPPED_HANDLES.iter().find(|(ty, ..)| *ty == p.ty.base)?;
-    let (unwrap, object_type) = (format_ident!("{}", unwrap), format_ident!("{}", object_type));
-    let (id, name, down) = (
-        format_ident!("{}", c.name),
-        ident(&p.name),
-        format_ident!("down_{}", p.name),
-    );
-    let refused = quote! {
-        return refused::<L, _>(state.messengers(), command_id::#id, VkObjectType::#object_type, handle.0)
-    };
-    match p.ty.pointers.as_slice() {
-        [] => Some(quote! {
-            let handle = #name;
-            let Some(#down) = L::#unwrap(&state.hooks, handle) else { #refused };
-        }),
-        [true] => {
-            let len = p.len.as_deref()?;
-            let count = c.params.iter().find(|q| q.name == len && q.ty.pointers.is_empty())?;
-            let count = ident(&count.name);
-            let owned = format_ident!("owned_{}", p.name);
-            let given = safety(&format!(
-                "`{}` holds `{len}` handles (valid usage), or is null with none.",
-                p.name
-            ));
-            Some(quote! {
-                // A copy only when a handle changes: the identity unwrap compiles to nothing.
-                let mut #owned = Vec::new();
-                let #down = {
-                    #given
-                    let given = unsafe { parameter_array(#name, #count as usize) };
-                    for (i, &handle) in given.iter().enumerate() {
-                        let Some(inner) = L::#unwrap(&state.hooks, handle) else { #refused };
-                        if inner != handle {
-                            if #owned.is_empty() {
-                                #owned = given.to_vec();
-                            }
-                            #owned[i] = inner;
-                        }
-                    }
-                    if #owned.is_empty() { #name } else { #owned.as_ptr() }
-                };
-            })
-        }
-        _ => None,
-    }
-}
-
-/// The structures that name an object as a `u64` handle beside its `VkObjectType`
-/// (`objectType`, `objectHandle` members), unwrapped in a copy when a command takes one.
-const OBJECT_HANDLE_STRUCTURES: &[&str] = &["VkDebugUtilsObjectNameInfoEXT", "VkDebugUtilsObjectTagInfoEXT"];
-
-/// `u64` object handles (`Layer::unwrap_object`): an `objectHandle` parameter after its
-/// `objectType` (`vkSetPrivateData`), or a structure of [`OBJECT_HANDLE_STRUCTURES`] by pointer
-/// (`vkSetDebugUtilsObjectNameEXT`), copied only when the handle changes.
-fn unwrap_object_parameter(c: &Command, p: &crate::ir::Field) -> Option<TokenStream> {
-    let id = format_ident!("{}", c.name);
-    let (name, down) = (ident(&p.name), format_ident!("down_{}", p.name));
-    if p.name == "objectHandle" && p.ty.base == "uint64_t" && p.ty.pointers.is_empty() {
-        let object_type = c.params.iter().find(|q| q.name == "objectType" && q.ty.base == "VkObjectType")?;
-        let object_type = ident(&object_type.name);
-        return Some(quote! {
-            let Some(#down) = L::unwrap_object(&state.hooks, #object_type, #name) else {
-                return refused::<L, _>(state.messengers(), command_id::#id, #object_type, #name);
-            };
-        });
-    }
-    if !(OBJECT_HANDLE_STRUCTURES.contains(&p.ty.base.as_str()) && p.ty.pointers == [true]) {
-        return None;
-    }
-    let ty = format_ident!("{}", p.ty.base);
-    let copy = format_ident!("copy_{}", p.name);
-    let read = safety(&format!("`{}` is a valid `{}` (valid usage).", p.name, p.ty.base));
-    Some(quote! {
-        let #copy: #ty;
-        let #down: *const #ty = if #name.is_null() {
-            #name
-        } else {
-            #read
-            let info = unsafe { *#name };
-            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
-                None => return refused::<L, _>(state.messengers(), command_id::#id, info.objectType, info.objectHandle),
-                Some(handle) if handle == info.objectHandle => #name,
-                Some(handle) => {
-                    #copy = #ty { objectHandle: handle, ..info };
-                    &#copy
-                }
-            }
-        };
-    })
 }
 
 /// `vkCmdDraw` -> `cmd_draw`.
@@ -315,9 +211,9 @@ fn hook_methods(c: &Command, table: TokenStream) -> TokenStream {
         format!("`{name}`: records after the call (and its `result`, if any)."),
     );
     let doc_call = format!(
-        "`{name}`: the call, with what goes down (the handles the layer unwraps, the first and \
-         images and image views among the parameters, already the next level's); the default \
-         calls the next level's function (the fallback value when it has none)."
+        "`{name}`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every \
+         handle the parameters reach, already the next level's); the default calls the next \
+         level's function (the fallback value when it has none)."
     );
     let call_contract = safety_doc(&format!(
         "Called by the layer's entry point with the caller's arguments (valid per `{name}`'s \
@@ -356,7 +252,7 @@ fn params(c: &Command) -> Vec<TokenStream> {
 
 /// The entry point: find the state by the first parameter's dispatch pointer, run the hooks
 /// around the next level's function.
-fn entry(c: &Command, level: TokenStream) -> TokenStream {
+fn entry(reg: &Registry, walkers: &Walkers, c: &Command, level: TokenStream) -> TokenStream {
     let id = format_ident!("{}", c.name);
     let base = snake(c);
     let (validate, pre, call_down, post) = (
@@ -395,16 +291,69 @@ fn entry(c: &Command, level: TokenStream) -> TokenStream {
         ),
         None => (quote!(), args.iter().map(|a| quote!(#a)).collect::<Vec<_>>()),
     };
-    // The wrapped non-dispatchable handles among the other parameters go down as the next
-    // level's too (device-level commands: the layer's device object unwraps them).
+    // With `Layer::WRAPS_HANDLES`, the other parameters go down through the handle walk
+    // (`layer/src/unwrap.rs`): every handle they reach unwrapped, copies only where one changes.
     let mut unwrapped = unwrapped;
-    if level.to_string() == "device" {
-        for (i, p) in c.params.iter().enumerate().skip(1) {
-            if let Some(tokens) = unwrap_parameter(c, p) {
-                unwrapped.extend(tokens);
-                let down = format_ident!("down_{}", p.name);
-                down_args[i] = quote!(#down);
-            }
+    let steps: Vec<(usize, TokenStream)> = c
+        .params
+        .iter()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(i, p)| param_step(reg, walkers, c, p).map(|s| (i, s)))
+        .collect();
+    if !steps.is_empty() {
+        let downs: Vec<_> = steps
+            .iter()
+            .map(|(i, _)| format_ident!("down_{}", c.params[*i].name))
+            .collect();
+        let givens: Vec<_> = steps
+            .iter()
+            .map(|(i, _)| ident(&c.params[*i].name))
+            .collect();
+        let exprs: Vec<_> = steps.iter().map(|(_, s)| s.clone()).collect();
+        let uses_scratch = exprs.iter().any(|e| e.to_string().contains("walk_scratch"));
+        let at = if level.to_string() == "device" {
+            quote!(AtDevice)
+        } else {
+            quote!(AtInstance)
+        };
+        let why = safety(
+            "the parameters are valid per the command's valid usage (this entry point's \
+             contract): each pointer null or valid for the count its length gives, which is \
+             what the walk reads.",
+        );
+        // The scratch lives as long as the entry point's call: its copies are what goes down.
+        let (scratch_decl, walk) = if uses_scratch {
+            (
+                quote!(let mut walk_scratch = crate::unwrap::Scratch::new();),
+                quote! {
+                    let walk_scratch = &mut walk_scratch;
+                    #why
+                    let walked: Result<_, crate::unwrap::Refused> = (|| unsafe { Ok((#(#exprs,)*)) })();
+                },
+            )
+        } else {
+            (
+                quote!(),
+                quote!(let walked: Result<_, crate::unwrap::Refused> = (|| Ok((#(#exprs,)*)))();),
+            )
+        };
+        unwrapped.extend(quote! {
+            #scratch_decl
+            let (#(#downs,)*) = if L::WRAPS_HANDLES {
+                let walk_u = &crate::unwrap::#at::<L>(&state.hooks);
+                #walk
+                match walked {
+                    Ok(down) => down,
+                    Err(r) => return refused::<L, _>(state.messengers(), command_id::#id, r.0, r.1),
+                }
+            } else {
+                (#(#givens,)*)
+            };
+        });
+        for (i, _) in &steps {
+            let down = format_ident!("down_{}", c.params[*i].name);
+            down_args[*i] = quote!(#down);
         }
     }
     let down_args = quote!(#(#down_args),*);

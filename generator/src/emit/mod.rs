@@ -10,6 +10,7 @@ pub mod erase;
 pub mod exports;
 pub mod extensions;
 pub mod layer_hooks;
+pub mod layer_unwrap;
 pub mod lookup;
 pub mod padding;
 pub mod trace;

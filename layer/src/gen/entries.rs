@@ -9,7 +9,7 @@ use vk_generated::types::*;
 use crate::guard::guard;
 use crate::hooks::{DeviceHooks, InstanceHooks};
 use crate::state::Registered;
-use crate::unknown::{parameter_array, refused, unknown};
+use crate::unknown::{refused, unknown};
 /// The layer's entry point for a hookable command id, `None` for any other id. A `const
 /// fn`: `declare_layer!` evaluates it at compile time for the hooked commands only, so a
 /// layer's library holds only the entry points it hooks.
@@ -3346,13 +3346,35 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAcquireDrmDisplayEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_acquire_drm_display_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_acquire_drm_display_ext(&state.next, down, drmFd, display)
+                .call_down_acquire_drm_display_ext(
+                    &state.next,
+                    down,
+                    drmFd,
+                    down_display,
+                )
         };
         state
             .hooks
@@ -3417,11 +3439,30 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAcquireWinrtDisplayNV, r.0, r.1);
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_acquire_winrt_display_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_acquire_winrt_display_nv(&state.next, down, display)
+            state
+                .hooks
+                .call_down_acquire_winrt_display_nv(&state.next, down, down_display)
         };
         state
             .hooks
@@ -3488,13 +3529,30 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAcquireXlibDisplayEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_acquire_xlib_display_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_acquire_xlib_display_ext(&state.next, down, dpy, display)
+                .call_down_acquire_xlib_display_ext(&state.next, down, dpy, down_display)
         };
         state
             .hooks
@@ -3904,6 +3962,23 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateDisplayModeKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_create_display_mode_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -3913,7 +3988,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
                 .call_down_create_display_mode_khr(
                     &state.next,
                     down,
-                    display,
+                    down_display,
                     pCreateInfo,
                     pAllocator,
                     pMode,
@@ -3990,6 +4065,40 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
                 instance.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDisplaySurfaceCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateDisplayPlaneSurfaceKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_display_plane_surface_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -3999,7 +4108,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
                 .call_down_create_display_plane_surface_khr(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pSurface,
                 )
@@ -5349,6 +5458,28 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
                 instance.0 as u64,
             );
         };
+        let (down_callback,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, callback)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyDebugReportCallbackEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (callback,)
+        };
         // SAFETY: the layer's `call_down_destroy_debug_report_callback_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -5358,7 +5489,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
                 .call_down_destroy_debug_report_callback_ext(
                     &state.next,
                     down,
-                    callback,
+                    down_callback,
                     pAllocator,
                 )
         };
@@ -5426,6 +5557,28 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
                 instance.0 as u64,
             );
         };
+        let (down_messenger,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, messenger)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyDebugUtilsMessengerEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (messenger,)
+        };
         // SAFETY: the layer's `call_down_destroy_debug_utils_messenger_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -5435,7 +5588,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
                 .call_down_destroy_debug_utils_messenger_ext(
                     &state.next,
                     down,
-                    messenger,
+                    down_messenger,
                     pAllocator,
                 )
         };
@@ -5503,13 +5656,35 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
                 instance.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroySurfaceKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_destroy_surface_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_surface_khr(&state.next, down, surface, pAllocator)
+                .call_down_destroy_surface_khr(
+                    &state.next,
+                    down,
+                    down_surface,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -6170,6 +6345,28 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDisplayModeProperties2KHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_get_display_mode_properties2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -6179,7 +6376,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
                 .call_down_get_display_mode_properties2_khr(
                     &state.next,
                     down,
-                    display,
+                    down_display,
                     pPropertyCount,
                     pProperties,
                 )
@@ -6254,6 +6451,28 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDisplayModePropertiesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_get_display_mode_properties_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -6263,7 +6482,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
                 .call_down_get_display_mode_properties_khr(
                     &state.next,
                     down,
-                    display,
+                    down_display,
                     pPropertyCount,
                     pProperties,
                 )
@@ -6336,6 +6555,40 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pDisplayPlaneInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDisplayPlaneInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDisplayPlaneInfo2KHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDisplayPlaneCapabilities2KHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pDisplayPlaneInfo,)
+        };
         // SAFETY: the layer's `call_down_get_display_plane_capabilities2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -6345,7 +6598,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
                 .call_down_get_display_plane_capabilities2_khr(
                     &state.next,
                     down,
-                    pDisplayPlaneInfo,
+                    down_pDisplayPlaneInfo,
                     pCapabilities,
                 )
         };
@@ -6419,6 +6672,28 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_mode,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, mode)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDisplayPlaneCapabilitiesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (mode,)
+        };
         // SAFETY: the layer's `call_down_get_display_plane_capabilities_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -6428,7 +6703,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
                 .call_down_get_display_plane_capabilities_khr(
                     &state.next,
                     down,
-                    mode,
+                    down_mode,
                     planeIndex,
                     pCapabilities,
                 )
@@ -8927,6 +9202,28 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
                 physicalDevice.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDevicePresentRectanglesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_present_rectangles_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -8936,7 +9233,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
                 .call_down_get_physical_device_present_rectangles_khr(
                     &state.next,
                     down,
-                    surface,
+                    down_surface,
                     pRectCount,
                     pRects,
                 )
@@ -10090,6 +10387,28 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
                 physicalDevice.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfaceCapabilities2EXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_capabilities2_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10099,7 +10418,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
                 .call_down_get_physical_device_surface_capabilities2_ext(
                     &state.next,
                     down,
-                    surface,
+                    down_surface,
                     pSurfaceCapabilities,
                 )
         };
@@ -10170,6 +10489,40 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
                 physicalDevice.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSurfaceInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPhysicalDeviceSurfaceInfo2KHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pSurfaceInfo,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_capabilities2_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10179,7 +10532,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
                 .call_down_get_physical_device_surface_capabilities2_khr(
                     &state.next,
                     down,
-                    pSurfaceInfo,
+                    down_pSurfaceInfo,
                     pSurfaceCapabilities,
                 )
         };
@@ -10250,6 +10603,28 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
                 physicalDevice.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfaceCapabilitiesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_capabilities_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10259,7 +10634,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
                 .call_down_get_physical_device_surface_capabilities_khr(
                     &state.next,
                     down,
-                    surface,
+                    down_surface,
                     pSurfaceCapabilities,
                 )
         };
@@ -10333,6 +10708,40 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSurfaceInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPhysicalDeviceSurfaceInfo2KHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfaceFormats2KHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pSurfaceInfo,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_formats2_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10342,7 +10751,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
                 .call_down_get_physical_device_surface_formats2_khr(
                     &state.next,
                     down,
-                    pSurfaceInfo,
+                    down_pSurfaceInfo,
                     pSurfaceFormatCount,
                     pSurfaceFormats,
                 )
@@ -10418,6 +10827,28 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfaceFormatsKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_formats_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10427,7 +10858,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
                 .call_down_get_physical_device_surface_formats_khr(
                     &state.next,
                     down,
-                    surface,
+                    down_surface,
                     pSurfaceFormatCount,
                     pSurfaceFormats,
                 )
@@ -10503,6 +10934,40 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
                 physicalDevice.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSurfaceInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPhysicalDeviceSurfaceInfo2KHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfacePresentModes2EXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pSurfaceInfo,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_present_modes2_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10512,7 +10977,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
                 .call_down_get_physical_device_surface_present_modes2_ext(
                     &state.next,
                     down,
-                    pSurfaceInfo,
+                    down_pSurfaceInfo,
                     pPresentModeCount,
                     pPresentModes,
                 )
@@ -10588,6 +11053,28 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
                 physicalDevice.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfacePresentModesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_present_modes_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10597,7 +11084,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
                 .call_down_get_physical_device_surface_present_modes_khr(
                     &state.next,
                     down,
-                    surface,
+                    down_surface,
                     pPresentModeCount,
                     pPresentModes,
                 )
@@ -10673,6 +11160,28 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPhysicalDeviceSurfaceSupportKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_physical_device_surface_support_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -10683,7 +11192,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
                     &state.next,
                     down,
                     queueFamilyIndex,
-                    surface,
+                    down_surface,
                     pSupported,
                 )
         };
@@ -11640,11 +12149,28 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
                 physicalDevice.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkReleaseDisplayEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_release_display_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_release_display_ext(&state.next, down, display)
+            state.hooks.call_down_release_display_ext(&state.next, down, down_display)
         };
         state
             .hooks
@@ -11714,6 +12240,40 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
                 instance.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCallbackData,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCallbackData,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDebugUtilsMessengerCallbackDataEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSubmitDebugUtilsMessageEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCallbackData,)
+        };
         // SAFETY: the layer's `call_down_submit_debug_utils_message_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -11725,7 +12285,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
                     down,
                     messageSeverity,
                     messageTypes,
-                    pCallbackData,
+                    down_pCallbackData,
                 )
         };
         state
@@ -11790,6 +12350,28 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkAcquireFullScreenExclusiveModeEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_acquire_full_screen_exclusive_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -11799,7 +12381,7 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
                 .call_down_acquire_full_screen_exclusive_mode_ext(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                 )
         };
         state
@@ -11863,6 +12445,35 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAcquireInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pAcquireInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAcquireNextImageInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAcquireNextImage2KHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pAcquireInfo,)
+        };
         // SAFETY: the layer's `call_down_acquire_next_image2_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -11872,7 +12483,7 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
                 .call_down_acquire_next_image2_khr(
                     &state.next,
                     down,
-                    pAcquireInfo,
+                    down_pAcquireInfo,
                     pImageIndex,
                 )
         };
@@ -11947,6 +12558,25 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain, down_semaphore, down_fence) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+                crate::unwrap::value(walk_u, semaphore)?,
+                crate::unwrap::value(walk_u, fence)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAcquireNextImageKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain, semaphore, fence)
+        };
         // SAFETY: the layer's `call_down_acquire_next_image_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -11956,10 +12586,10 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
                 .call_down_acquire_next_image_khr(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     timeout,
-                    semaphore,
-                    fence,
+                    down_semaphore,
+                    down_fence,
                     pImageIndex,
                 )
         };
@@ -12171,6 +12801,35 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAllocateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pAllocateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCommandBufferAllocateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAllocateCommandBuffers, r.0, r.1);
+                }
+            }
+        } else {
+            (pAllocateInfo,)
+        };
         // SAFETY: the layer's `call_down_allocate_command_buffers`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -12180,7 +12839,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
                 .call_down_allocate_command_buffers(
                     &state.next,
                     down,
-                    pAllocateInfo,
+                    down_pAllocateInfo,
                     pCommandBuffers,
                 )
         };
@@ -12250,6 +12909,35 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAllocateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pAllocateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorSetAllocateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAllocateDescriptorSets, r.0, r.1);
+                }
+            }
+        } else {
+            (pAllocateInfo,)
+        };
         // SAFETY: the layer's `call_down_allocate_descriptor_sets`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -12259,7 +12947,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
                 .call_down_allocate_descriptor_sets(
                     &state.next,
                     down,
-                    pAllocateInfo,
+                    down_pAllocateInfo,
                     pDescriptorSets,
                 )
         };
@@ -12328,6 +13016,35 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAllocateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pAllocateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryAllocateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkAllocateMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (pAllocateInfo,)
+        };
         // SAFETY: the layer's `call_down_allocate_memory`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -12337,7 +13054,7 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
                 .call_down_allocate_memory(
                     &state.next,
                     down,
-                    pAllocateInfo,
+                    down_pAllocateInfo,
                     pAllocator,
                     pMemory,
                 )
@@ -12450,11 +13167,42 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBeginInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBeginInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCommandBufferBeginInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBeginCommandBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (pBeginInfo,)
+        };
         // SAFETY: the layer's `call_down_begin_command_buffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_begin_command_buffer(&state.next, down, pBeginInfo)
+            state
+                .hooks
+                .call_down_begin_command_buffer(&state.next, down, down_pBeginInfo)
         };
         state
             .hooks
@@ -12521,6 +13269,40 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindInfos,
+                        bindInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindAccelerationStructureMemoryInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkBindAccelerationStructureMemoryNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBindInfos,)
+        };
         // SAFETY: the layer's `call_down_bind_acceleration_structure_memory_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -12531,7 +13313,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
                     &state.next,
                     down,
                     bindInfoCount,
-                    pBindInfos,
+                    down_pBindInfos,
                 )
         };
         state
@@ -12599,6 +13381,24 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_buffer, down_memory) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBindBufferMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer, memory)
+        };
         // SAFETY: the layer's `call_down_bind_buffer_memory`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -12608,8 +13408,8 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
                 .call_down_bind_buffer_memory(
                     &state.next,
                     down,
-                    buffer,
-                    memory,
+                    down_buffer,
+                    down_memory,
                     memoryOffset,
                 )
         };
@@ -12676,6 +13476,35 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindInfos,
+                        bindInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindBufferMemoryInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBindBufferMemory2, r.0, r.1);
+                }
+            }
+        } else {
+            (pBindInfos,)
+        };
         // SAFETY: the layer's `call_down_bind_buffer_memory2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -12686,7 +13515,7 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
                     &state.next,
                     down,
                     bindInfoCount,
-                    pBindInfos,
+                    down_pBindInfos,
                 )
         };
         state
@@ -12755,6 +13584,40 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindInfos,
+                        bindInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindDataGraphPipelineSessionMemoryInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkBindDataGraphPipelineSessionMemoryARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBindInfos,)
+        };
         // SAFETY: the layer's `call_down_bind_data_graph_pipeline_session_memory_arm`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -12765,7 +13628,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
                     &state.next,
                     down,
                     bindInfoCount,
-                    pBindInfos,
+                    down_pBindInfos,
                 )
         };
         state
@@ -12833,17 +13696,23 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkBindImageMemory,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image, down_memory) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBindImageMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (image, memory)
         };
         // SAFETY: the layer's `call_down_bind_image_memory`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -12855,7 +13724,7 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
                     &state.next,
                     down,
                     down_image,
-                    memory,
+                    down_memory,
                     memoryOffset,
                 )
         };
@@ -12922,6 +13791,35 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindInfos,
+                        bindInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindImageMemoryInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBindImageMemory2, r.0, r.1);
+                }
+            }
+        } else {
+            (pBindInfos,)
+        };
         // SAFETY: the layer's `call_down_bind_image_memory2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -12932,7 +13830,7 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
                     &state.next,
                     down,
                     bindInfoCount,
-                    pBindInfos,
+                    down_pBindInfos,
                 )
         };
         state
@@ -13007,17 +13905,28 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = view;
-        let Some(down_view) = L::unwrap_image_view(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkBindOpticalFlowSessionImageNV,
-                VkObjectType::IMAGE_VIEW,
-                handle.0,
-            )
+        let (down_session, down_view) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, session)?,
+                crate::unwrap::value(walk_u, view)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkBindOpticalFlowSessionImageNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (session, view)
         };
         // SAFETY: the layer's `call_down_bind_optical_flow_session_image_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -13028,7 +13937,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
                 .call_down_bind_optical_flow_session_image_nv(
                     &state.next,
                     down,
-                    session,
+                    down_session,
                     bindingPoint,
                     down_view,
                     layout,
@@ -13098,6 +14007,35 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindInfos,
+                        bindInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindTensorMemoryInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBindTensorMemoryARM, r.0, r.1);
+                }
+            }
+        } else {
+            (pBindInfos,)
+        };
         // SAFETY: the layer's `call_down_bind_tensor_memory_arm`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -13108,7 +14046,7 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
                     &state.next,
                     down,
                     bindInfoCount,
-                    pBindInfos,
+                    down_pBindInfos,
                 )
         };
         state
@@ -13180,6 +14118,41 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_videoSession, down_pBindSessionMemoryInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, videoSession)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindSessionMemoryInfos,
+                        bindSessionMemoryInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindVideoSessionMemoryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkBindVideoSessionMemoryKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (videoSession, pBindSessionMemoryInfos)
+        };
         // SAFETY: the layer's `call_down_bind_video_session_memory_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -13189,9 +14162,9 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
                 .call_down_bind_video_session_memory_khr(
                     &state.next,
                     down,
-                    videoSession,
+                    down_videoSession,
                     bindSessionMemoryInfoCount,
-                    pBindSessionMemoryInfos,
+                    down_pBindSessionMemoryInfos,
                 )
         };
         state
@@ -13267,6 +14240,41 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfos,
+                        infoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureBuildGeometryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkBuildAccelerationStructuresKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pInfos)
+        };
         // SAFETY: the layer's `call_down_build_acceleration_structures_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -13276,9 +14284,9 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
                 .call_down_build_acceleration_structures_khr(
                     &state.next,
                     down,
-                    deferredOperation,
+                    down_deferredOperation,
                     infoCount,
-                    pInfos,
+                    down_pInfos,
                     ppBuildRangeInfos,
                 )
         };
@@ -13349,6 +14357,36 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfos,
+                        infoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMicromapBuildInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkBuildMicromapsEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (deferredOperation, pInfos)
+        };
         // SAFETY: the layer's `call_down_build_micromaps_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -13358,9 +14396,9 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
                 .call_down_build_micromaps_ext(
                     &state.next,
                     down,
-                    deferredOperation,
+                    down_deferredOperation,
                     infoCount,
-                    pInfos,
+                    down_pInfos,
                 )
         };
         state
@@ -13427,6 +14465,28 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_instrumentation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, instrumentation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkClearShaderInstrumentationMetricsARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (instrumentation,)
+        };
         // SAFETY: the layer's `call_down_clear_shader_instrumentation_metrics_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -13436,7 +14496,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
                 .call_down_clear_shader_instrumentation_metrics_arm(
                     &state.next,
                     down,
-                    instrumentation,
+                    down_instrumentation,
                 )
         };
         state
@@ -13573,6 +14633,40 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pConditionalRenderingBegin,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pConditionalRenderingBegin,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkConditionalRenderingBeginInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBeginConditionalRenderingEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pConditionalRenderingBegin,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_conditional_rendering_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -13582,7 +14676,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
                 .call_down_cmd_begin_conditional_rendering_ext(
                     &state.next,
                     down,
-                    pConditionalRenderingBegin,
+                    down_pConditionalRenderingBegin,
                 )
         };
         state
@@ -13791,6 +14885,23 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginGpaSampleAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_gpa_sample_amd`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -13800,7 +14911,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
                 .call_down_cmd_begin_gpa_sample_amd(
                     &state.next,
                     down,
-                    gpaSession,
+                    down_gpaSession,
                     pGpaSampleBeginInfo,
                     pSampleID,
                 )
@@ -13869,13 +14980,30 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginGpaSessionAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_gpa_session_amd`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_cmd_begin_gpa_session_amd(&state.next, down, gpaSession)
+                .call_down_cmd_begin_gpa_session_amd(&state.next, down, down_gpaSession)
         };
         state
             .hooks
@@ -14017,13 +15145,36 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginQuery, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_query`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_begin_query(&state.next, down, queryPool, query, flags)
+                .call_down_cmd_begin_query(
+                    &state.next,
+                    down,
+                    down_queryPool,
+                    query,
+                    flags,
+                )
         };
         state
             .hooks
@@ -14096,6 +15247,28 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBeginQueryIndexedEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_query_indexed_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -14105,7 +15278,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
                 .call_down_cmd_begin_query_indexed_ext(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     query,
                     flags,
                     index,
@@ -14177,6 +15350,35 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pRenderPassBegin,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pRenderPassBegin,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkRenderPassBeginInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginRenderPass, r.0, r.1);
+                }
+            }
+        } else {
+            (pRenderPassBegin,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_render_pass`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -14186,7 +15388,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
                 .call_down_cmd_begin_render_pass(
                     &state.next,
                     down,
-                    pRenderPassBegin,
+                    down_pRenderPassBegin,
                     contents,
                 )
         };
@@ -14254,6 +15456,35 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pRenderPassBegin,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pRenderPassBegin,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkRenderPassBeginInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginRenderPass2, r.0, r.1);
+                }
+            }
+        } else {
+            (pRenderPassBegin,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_render_pass2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -14263,7 +15494,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
                 .call_down_cmd_begin_render_pass2(
                     &state.next,
                     down,
-                    pRenderPassBegin,
+                    down_pRenderPassBegin,
                     pSubpassBeginInfo,
                 )
         };
@@ -14328,11 +15559,42 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pRenderingInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pRenderingInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkRenderingInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginRendering, r.0, r.1);
+                }
+            }
+        } else {
+            (pRenderingInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_rendering`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_begin_rendering(&state.next, down, pRenderingInfo)
+            state
+                .hooks
+                .call_down_cmd_begin_rendering(&state.next, down, down_pRenderingInfo)
         };
         state
             .hooks
@@ -14395,6 +15657,28 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_instrumentation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, instrumentation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBeginShaderInstrumentationARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (instrumentation,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_shader_instrumentation_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -14404,7 +15688,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
                 .call_down_cmd_begin_shader_instrumentation_arm(
                     &state.next,
                     down,
-                    instrumentation,
+                    down_instrumentation,
                 )
         };
         state
@@ -14558,6 +15842,39 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCounterBuffers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pCounterBuffers,
+                        counterBufferCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBeginTransformFeedbackEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCounterBuffers,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_transform_feedback_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -14569,7 +15886,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
                     down,
                     firstCounterBuffer,
                     counterBufferCount,
-                    pCounterBuffers,
+                    down_pCounterBuffers,
                     pCounterBufferOffsets,
                 )
         };
@@ -14636,13 +15953,42 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBeginInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBeginInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkVideoBeginCodingInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBeginVideoCodingKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pBeginInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_begin_video_coding_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_begin_video_coding_khr(&state.next, down, pBeginInfo)
+                .call_down_cmd_begin_video_coding_khr(&state.next, down, down_pBeginInfo)
         };
         state
             .hooks
@@ -14705,6 +16051,40 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindDescriptorBufferEmbeddedSamplersInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindDescriptorBufferEmbeddedSamplersInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindDescriptorBufferEmbeddedSamplers2EXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBindDescriptorBufferEmbeddedSamplersInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_buffer_embedded_samplers2_ext`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -14714,7 +16094,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
                 .call_down_cmd_bind_descriptor_buffer_embedded_samplers2_ext(
                     &state.next,
                     down,
-                    pBindDescriptorBufferEmbeddedSamplersInfo,
+                    down_pBindDescriptorBufferEmbeddedSamplersInfo,
                 )
         };
         state
@@ -14784,6 +16164,28 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
                 commandBuffer.0 as u64,
             );
         };
+        let (down_layout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, layout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindDescriptorBufferEmbeddedSamplersEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (layout,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_buffer_embedded_samplers_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -14794,7 +16196,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    layout,
+                    down_layout,
                     set,
                 )
         };
@@ -14863,6 +16265,40 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindingInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindingInfos,
+                        bufferCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorBufferBindingInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindDescriptorBuffersEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBindingInfos,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_buffers_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -14873,7 +16309,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
                     &state.next,
                     down,
                     bufferCount,
-                    pBindingInfos,
+                    down_pBindingInfos,
                 )
         };
         state
@@ -14955,6 +16391,35 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_layout, down_pDescriptorSets) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, layout)?,
+                    crate::unwrap::handles(
+                        walk_u,
+                        pDescriptorSets,
+                        descriptorSetCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindDescriptorSets, r.0, r.1);
+                }
+            }
+        } else {
+            (layout, pDescriptorSets)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_sets`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -14965,10 +16430,10 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    layout,
+                    down_layout,
                     firstSet,
                     descriptorSetCount,
-                    pDescriptorSets,
+                    down_pDescriptorSets,
                     dynamicOffsetCount,
                     pDynamicOffsets,
                 )
@@ -15039,6 +16504,35 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindDescriptorSetsInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindDescriptorSetsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindDescriptorSetsInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindDescriptorSets2, r.0, r.1);
+                }
+            }
+        } else {
+            (pBindDescriptorSetsInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_descriptor_sets2`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -15048,7 +16542,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
                 .call_down_cmd_bind_descriptor_sets2(
                     &state.next,
                     down,
-                    pBindDescriptorSetsInfo,
+                    down_pBindDescriptorSetsInfo,
                 )
         };
         state
@@ -15117,6 +16611,23 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindIndexBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_index_buffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -15126,7 +16637,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
                 .call_down_cmd_bind_index_buffer(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                     indexType,
                 )
@@ -15202,6 +16713,23 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindIndexBuffer2, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_index_buffer2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -15211,7 +16739,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
                 .call_down_cmd_bind_index_buffer2(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                     size,
                     indexType,
@@ -15349,17 +16877,27 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = imageView;
-        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdBindInvocationMaskHUAWEI,
-                VkObjectType::IMAGE_VIEW,
-                handle.0,
-            )
+        let (down_imageView,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, imageView)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindInvocationMaskHUAWEI,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (imageView,)
         };
         // SAFETY: the layer's `call_down_cmd_bind_invocation_mask_huawei`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -15438,6 +16976,23 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindPipeline, r.0, r.1);
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_pipeline`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -15448,7 +17003,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    pipeline,
+                    down_pipeline,
                 )
         };
         state
@@ -15518,6 +17073,28 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindPipelineShaderGroupNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_pipeline_shader_group_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -15528,7 +17105,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    pipeline,
+                    down_pipeline,
                     groupIndex,
                 )
         };
@@ -15734,6 +17311,34 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pShaders,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pShaders,
+                        stageCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindShadersEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pShaders,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_shaders_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -15745,7 +17350,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
                     down,
                     stageCount,
                     pStages,
-                    pShaders,
+                    down_pShaders,
                 )
         };
         state
@@ -15813,17 +17418,27 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = imageView;
-        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdBindShadingRateImageNV,
-                VkObjectType::IMAGE_VIEW,
-                handle.0,
-            )
+        let (down_imageView,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, imageView)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindShadingRateImageNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (imageView,)
         };
         // SAFETY: the layer's `call_down_cmd_bind_shading_rate_image_nv`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -15899,6 +17514,35 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pTileMemoryBindInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pTileMemoryBindInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkTileMemoryBindInfoQCOM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindTileMemoryQCOM, r.0, r.1);
+                }
+            }
+        } else {
+            (pTileMemoryBindInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_tile_memory_qcom`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -15908,7 +17552,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
                 .call_down_cmd_bind_tile_memory_qcom(
                     &state.next,
                     down,
-                    pTileMemoryBindInfo,
+                    down_pTileMemoryBindInfo,
                 )
         };
         state
@@ -16067,6 +17711,39 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBuffers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pBuffers,
+                        bindingCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBindTransformFeedbackBuffersEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBuffers,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_transform_feedback_buffers_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -16078,7 +17755,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
                     down,
                     firstBinding,
                     bindingCount,
-                    pBuffers,
+                    down_pBuffers,
                     pOffsets,
                     pSizes,
                 )
@@ -16156,6 +17833,34 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBuffers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pBuffers,
+                        bindingCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindVertexBuffers, r.0, r.1);
+                }
+            }
+        } else {
+            (pBuffers,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_vertex_buffers`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -16167,7 +17872,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
                     down,
                     firstBinding,
                     bindingCount,
-                    pBuffers,
+                    down_pBuffers,
                     pOffsets,
                 )
         };
@@ -16249,6 +17954,34 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBuffers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pBuffers,
+                        bindingCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBindVertexBuffers2, r.0, r.1);
+                }
+            }
+        } else {
+            (pBuffers,)
+        };
         // SAFETY: the layer's `call_down_cmd_bind_vertex_buffers2`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -16260,7 +17993,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
                     down,
                     firstBinding,
                     bindingCount,
-                    pBuffers,
+                    down_pBuffers,
                     pOffsets,
                     pSizes,
                     pStrides,
@@ -16431,29 +18164,23 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = srcImage;
-        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdBlitImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
-        };
-        let handle = dstImage;
-        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdBlitImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_srcImage, down_dstImage) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, srcImage)?,
+                crate::unwrap::value(walk_u, dstImage)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBlitImage, r.0, r.1);
+                }
+            }
+        } else {
+            (srcImage, dstImage)
         };
         // SAFETY: the layer's `call_down_cmd_blit_image`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -16535,11 +18262,40 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBlitImageInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBlitImageInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBlitImageInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBlitImage2, r.0, r.1);
+                }
+            }
+        } else {
+            (pBlitImageInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_blit_image2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_blit_image2(&state.next, down, pBlitImageInfo)
+            state.hooks.call_down_cmd_blit_image2(&state.next, down, down_pBlitImageInfo)
         };
         state
             .hooks
@@ -16623,6 +18379,44 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo, down_instanceData, down_dst, down_src, down_scratch) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureInfoNV,
+                    )?,
+                    crate::unwrap::value(walk_u, instanceData)?,
+                    crate::unwrap::value(walk_u, dst)?,
+                    crate::unwrap::value(walk_u, src)?,
+                    crate::unwrap::value(walk_u, scratch)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBuildAccelerationStructureNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo, instanceData, dst, src, scratch)
+        };
         // SAFETY: the layer's `call_down_cmd_build_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -16632,13 +18426,13 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
                 .call_down_cmd_build_acceleration_structure_nv(
                     &state.next,
                     down,
-                    pInfo,
-                    instanceData,
+                    down_pInfo,
+                    down_instanceData,
                     instanceOffset,
                     update,
-                    dst,
-                    src,
-                    scratch,
+                    down_dst,
+                    down_src,
+                    down_scratch,
                     scratchOffset,
                 )
         };
@@ -16722,6 +18516,40 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfos,
+                        infoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureBuildGeometryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBuildAccelerationStructuresIndirectKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfos,)
+        };
         // SAFETY: the layer's `call_down_cmd_build_acceleration_structures_indirect_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -16732,7 +18560,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
                     &state.next,
                     down,
                     infoCount,
-                    pInfos,
+                    down_pInfos,
                     pIndirectDeviceAddresses,
                     pIndirectStrides,
                     ppMaxPrimitiveCounts,
@@ -16809,6 +18637,40 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfos,
+                        infoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureBuildGeometryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdBuildAccelerationStructuresKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfos,)
+        };
         // SAFETY: the layer's `call_down_cmd_build_acceleration_structures_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -16819,7 +18681,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
                     &state.next,
                     down,
                     infoCount,
-                    pInfos,
+                    down_pInfos,
                     ppBuildRangeInfos,
                 )
         };
@@ -16963,13 +18825,47 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfos,
+                        infoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMicromapBuildInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdBuildMicromapsEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pInfos,)
+        };
         // SAFETY: the layer's `call_down_cmd_build_micromaps_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_build_micromaps_ext(&state.next, down, infoCount, pInfos)
+                .call_down_cmd_build_micromaps_ext(
+                    &state.next,
+                    down,
+                    infoCount,
+                    down_pInfos,
+                )
         };
         state
             .hooks
@@ -17204,17 +19100,22 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdClearColorImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdClearColorImage, r.0, r.1);
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_cmd_clear_color_image`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -17308,17 +19209,27 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdClearDepthStencilImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdClearDepthStencilImage,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_cmd_clear_depth_stencil_image`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -17551,13 +19462,51 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyAccelerationStructureInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyAccelerationStructureKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_copy_acceleration_structure_khr(&state.next, down, pInfo)
+                .call_down_cmd_copy_acceleration_structure_khr(
+                    &state.next,
+                    down,
+                    down_pInfo,
+                )
         };
         state
             .hooks
@@ -17626,6 +19575,29 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_dst, down_src) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, dst)?,
+                crate::unwrap::value(walk_u, src)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyAccelerationStructureNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (dst, src)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -17635,8 +19607,8 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
                 .call_down_cmd_copy_acceleration_structure_nv(
                     &state.next,
                     down,
-                    dst,
-                    src,
+                    down_dst,
+                    down_src,
                     mode,
                 )
         };
@@ -17703,6 +19675,40 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyAccelerationStructureToMemoryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyAccelerationStructureToMemoryKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_acceleration_structure_to_memory_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -17712,7 +19718,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
                 .call_down_cmd_copy_acceleration_structure_to_memory_khr(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                 )
         };
         state
@@ -17784,6 +19790,24 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_srcBuffer, down_dstBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, srcBuffer)?,
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (srcBuffer, dstBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_buffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -17793,8 +19817,8 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
                 .call_down_cmd_copy_buffer(
                     &state.next,
                     down,
-                    srcBuffer,
-                    dstBuffer,
+                    down_srcBuffer,
+                    down_dstBuffer,
                     regionCount,
                     pRegions,
                 )
@@ -17862,11 +19886,42 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyBufferInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyBufferInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyBufferInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyBuffer2, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyBufferInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_buffer2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_copy_buffer2(&state.next, down, pCopyBufferInfo)
+            state
+                .hooks
+                .call_down_cmd_copy_buffer2(&state.next, down, down_pCopyBufferInfo)
         };
         state
             .hooks
@@ -17940,17 +19995,23 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = dstImage;
-        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdCopyBufferToImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_srcBuffer, down_dstImage) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, srcBuffer)?,
+                crate::unwrap::value(walk_u, dstImage)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyBufferToImage, r.0, r.1);
+                }
+            }
+        } else {
+            (srcBuffer, dstImage)
         };
         // SAFETY: the layer's `call_down_cmd_copy_buffer_to_image`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
@@ -17961,7 +20022,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
                 .call_down_cmd_copy_buffer_to_image(
                     &state.next,
                     down,
-                    srcBuffer,
+                    down_srcBuffer,
                     down_dstImage,
                     dstImageLayout,
                     regionCount,
@@ -18032,6 +20093,35 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyBufferToImageInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyBufferToImageInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyBufferToImageInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyBufferToImage2, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyBufferToImageInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_buffer_to_image2`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -18041,7 +20131,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
                 .call_down_cmd_copy_buffer_to_image2(
                     &state.next,
                     down,
-                    pCopyBufferToImageInfo,
+                    down_pCopyBufferToImageInfo,
                 )
         };
         state
@@ -18104,6 +20194,28 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyGpaSessionResultsAMD,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_gpa_session_results_amd`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -18113,7 +20225,7 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
                 .call_down_cmd_copy_gpa_session_results_amd(
                     &state.next,
                     down,
-                    gpaSession,
+                    down_gpaSession,
                 )
         };
         state
@@ -18191,29 +20303,23 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = srcImage;
-        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdCopyImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
-        };
-        let handle = dstImage;
-        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdCopyImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_srcImage, down_dstImage) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, srcImage)?,
+                crate::unwrap::value(walk_u, dstImage)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyImage, r.0, r.1);
+                }
+            }
+        } else {
+            (srcImage, dstImage)
         };
         // SAFETY: the layer's `call_down_cmd_copy_image`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -18293,11 +20399,40 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyImageInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyImageInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyImageInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyImage2, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyImageInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_image2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_copy_image2(&state.next, down, pCopyImageInfo)
+            state.hooks.call_down_cmd_copy_image2(&state.next, down, down_pCopyImageInfo)
         };
         state
             .hooks
@@ -18371,17 +20506,23 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = srcImage;
-        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdCopyImageToBuffer,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_srcImage, down_dstBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, srcImage)?,
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyImageToBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (srcImage, dstBuffer)
         };
         // SAFETY: the layer's `call_down_cmd_copy_image_to_buffer`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
@@ -18394,7 +20535,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
                     down,
                     down_srcImage,
                     srcImageLayout,
-                    dstBuffer,
+                    down_dstBuffer,
                     regionCount,
                     pRegions,
                 )
@@ -18463,6 +20604,35 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyImageToBufferInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyImageToBufferInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyImageToBufferInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyImageToBuffer2, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyImageToBufferInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_image_to_buffer2`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -18472,7 +20642,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
                 .call_down_cmd_copy_image_to_buffer2(
                     &state.next,
                     down,
-                    pCopyImageToBufferInfo,
+                    down_pCopyImageToBufferInfo,
                 )
         };
         state
@@ -18535,6 +20705,40 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyMemoryInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyMemoryInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyDeviceMemoryImageInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyImageToMemoryKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCopyMemoryInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_image_to_memory_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -18544,7 +20748,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
                 .call_down_cmd_copy_image_to_memory_khr(
                     &state.next,
                     down,
-                    pCopyMemoryInfo,
+                    down_pCopyMemoryInfo,
                 )
         };
         state
@@ -18828,6 +21032,40 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMemoryToAccelerationStructureInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyMemoryToAccelerationStructureKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_acceleration_structure_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -18837,7 +21075,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
                 .call_down_cmd_copy_memory_to_acceleration_structure_khr(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                 )
         };
         state
@@ -18901,6 +21139,40 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyMemoryToImageIndirectInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyMemoryToImageIndirectInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMemoryToImageIndirectInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyMemoryToImageIndirectKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCopyMemoryToImageIndirectInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_image_indirect_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -18910,7 +21182,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
                 .call_down_cmd_copy_memory_to_image_indirect_khr(
                     &state.next,
                     down,
-                    pCopyMemoryToImageIndirectInfo,
+                    down_pCopyMemoryToImageIndirectInfo,
                 )
         };
         state
@@ -18989,17 +21261,27 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = dstImage;
-        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdCopyMemoryToImageIndirectNV,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_dstImage,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, dstImage)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyMemoryToImageIndirectNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (dstImage,)
         };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_image_indirect_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -19083,6 +21365,40 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyMemoryInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyMemoryInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyDeviceMemoryImageInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyMemoryToImageKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCopyMemoryInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_image_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -19092,7 +21408,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
                 .call_down_cmd_copy_memory_to_image_khr(
                     &state.next,
                     down,
-                    pCopyMemoryInfo,
+                    down_pCopyMemoryInfo,
                 )
         };
         state
@@ -19155,13 +21471,47 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMemoryToMicromapInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyMemoryToMicromapEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_memory_to_micromap_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_copy_memory_to_micromap_ext(&state.next, down, pInfo)
+                .call_down_cmd_copy_memory_to_micromap_ext(&state.next, down, down_pInfo)
         };
         state
             .hooks
@@ -19215,10 +21565,41 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMicromapInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyMicromapEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_micromap_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
-        unsafe { state.hooks.call_down_cmd_copy_micromap_ext(&state.next, down, pInfo) };
+        unsafe {
+            state.hooks.call_down_cmd_copy_micromap_ext(&state.next, down, down_pInfo)
+        };
         state
             .hooks
             .post_call_record_cmd_copy_micromap_ext(&state.next, commandBuffer, pInfo);
@@ -19275,13 +21656,47 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMicromapToMemoryInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyMicromapToMemoryEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_micromap_to_memory_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_copy_micromap_to_memory_ext(&state.next, down, pInfo)
+                .call_down_cmd_copy_micromap_to_memory_ext(&state.next, down, down_pInfo)
         };
         state
             .hooks
@@ -19361,6 +21776,29 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool, down_dstBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyQueryPoolResults,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (queryPool, dstBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_query_pool_results`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -19370,10 +21808,10 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
                 .call_down_cmd_copy_query_pool_results(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                     queryCount,
-                    dstBuffer,
+                    down_dstBuffer,
                     dstOffset,
                     stride,
                     flags,
@@ -19461,6 +21899,28 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdCopyQueryPoolResultsToMemoryKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_query_pool_results_to_memory_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -19470,7 +21930,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
                 .call_down_cmd_copy_query_pool_results_to_memory_khr(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                     queryCount,
                     pDstRange,
@@ -19543,11 +22003,42 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyTensorInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyTensorInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyTensorInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCopyTensorARM, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyTensorInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_copy_tensor_arm`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_copy_tensor_arm(&state.next, down, pCopyTensorInfo)
+            state
+                .hooks
+                .call_down_cmd_copy_tensor_arm(&state.next, down, down_pCopyTensorInfo)
         };
         state
             .hooks
@@ -19609,13 +22100,42 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pLaunchInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pLaunchInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCuLaunchInfoNVX,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCuLaunchKernelNVX, r.0, r.1);
+                }
+            }
+        } else {
+            (pLaunchInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_cu_launch_kernel_nvx`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_cu_launch_kernel_nvx(&state.next, down, pLaunchInfo)
+                .call_down_cmd_cu_launch_kernel_nvx(&state.next, down, down_pLaunchInfo)
         };
         state
             .hooks
@@ -19677,13 +22197,42 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pLaunchInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pLaunchInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCudaLaunchInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdCudaLaunchKernelNV, r.0, r.1);
+                }
+            }
+        } else {
+            (pLaunchInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_cuda_launch_kernel_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_cuda_launch_kernel_nv(&state.next, down, pLaunchInfo)
+                .call_down_cmd_cuda_launch_kernel_nv(&state.next, down, down_pLaunchInfo)
         };
         state
             .hooks
@@ -19930,11 +22479,42 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pDecodeInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDecodeInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkVideoDecodeInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdDecodeVideoKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pDecodeInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_decode_video_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_decode_video_khr(&state.next, down, pDecodeInfo)
+            state
+                .hooks
+                .call_down_cmd_decode_video_khr(&state.next, down, down_pDecodeInfo)
         };
         state
             .hooks
@@ -20503,13 +23083,40 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_session,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, session)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDispatchDataGraphARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (session,)
+        };
         // SAFETY: the layer's `call_down_cmd_dispatch_data_graph_arm`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_dispatch_data_graph_arm(&state.next, down, session, pInfo)
+                .call_down_cmd_dispatch_data_graph_arm(
+                    &state.next,
+                    down,
+                    down_session,
+                    pInfo,
+                )
         };
         state
             .hooks
@@ -20822,13 +23429,30 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdDispatchIndirect, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_dispatch_indirect`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_dispatch_indirect(&state.next, down, buffer, offset)
+                .call_down_cmd_dispatch_indirect(&state.next, down, down_buffer, offset)
         };
         state
             .hooks
@@ -21197,6 +23821,28 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawClusterIndirectHUAWEI,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_cluster_indirect_huawei`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -21206,7 +23852,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
                 .call_down_cmd_draw_cluster_indirect_huawei(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                 )
         };
@@ -21372,6 +24018,23 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdDrawIndexedIndirect, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_indexed_indirect`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -21381,7 +24044,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
                 .call_down_cmd_draw_indexed_indirect(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                     drawCount,
                     stride,
@@ -21533,6 +24196,29 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+                crate::unwrap::value(walk_u, countBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawIndexedIndirectCount,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer, countBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_indexed_indirect_count`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -21542,9 +24228,9 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
                 .call_down_cmd_draw_indexed_indirect_count(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
-                    countBuffer,
+                    down_countBuffer,
                     countBufferOffset,
                     maxDrawCount,
                     stride,
@@ -21693,6 +24379,23 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdDrawIndirect, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_indirect`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -21702,7 +24405,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
                 .call_down_cmd_draw_indirect(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                     drawCount,
                     stride,
@@ -21932,6 +24635,28 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_counterBuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, counterBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawIndirectByteCountEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (counterBuffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_indirect_byte_count_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -21943,7 +24668,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
                     down,
                     instanceCount,
                     firstInstance,
-                    counterBuffer,
+                    down_counterBuffer,
                     counterBufferOffset,
                     counterOffset,
                     vertexStride,
@@ -22029,6 +24754,24 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+                crate::unwrap::value(walk_u, countBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdDrawIndirectCount, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer, countBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_indirect_count`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -22038,9 +24781,9 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
                 .call_down_cmd_draw_indirect_count(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
-                    countBuffer,
+                    down_countBuffer,
                     countBufferOffset,
                     maxDrawCount,
                     stride,
@@ -22416,6 +25159,29 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+                crate::unwrap::value(walk_u, countBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawMeshTasksIndirectCountEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer, countBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_count_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -22425,9 +25191,9 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
                 .call_down_cmd_draw_mesh_tasks_indirect_count_ext(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
-                    countBuffer,
+                    down_countBuffer,
                     countBufferOffset,
                     maxDrawCount,
                     stride,
@@ -22514,6 +25280,29 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+                crate::unwrap::value(walk_u, countBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawMeshTasksIndirectCountNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer, countBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_count_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -22523,9 +25312,9 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
                 .call_down_cmd_draw_mesh_tasks_indirect_count_nv(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
-                    countBuffer,
+                    down_countBuffer,
                     countBufferOffset,
                     maxDrawCount,
                     stride,
@@ -22605,6 +25394,28 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawMeshTasksIndirectEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -22614,7 +25425,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
                 .call_down_cmd_draw_mesh_tasks_indirect_ext(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                     drawCount,
                     stride,
@@ -22692,6 +25503,28 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdDrawMeshTasksIndirectNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_draw_mesh_tasks_indirect_nv`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -22701,7 +25534,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
                 .call_down_cmd_draw_mesh_tasks_indirect_nv(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     offset,
                     drawCount,
                     stride,
@@ -23036,11 +25869,42 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pEncodeInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pEncodeInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkVideoEncodeInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdEncodeVideoKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pEncodeInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_encode_video_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_encode_video_khr(&state.next, down, pEncodeInfo)
+            state
+                .hooks
+                .call_down_cmd_encode_video_khr(&state.next, down, down_pEncodeInfo)
         };
         state
             .hooks
@@ -23220,6 +26084,23 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdEndGpaSampleAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_cmd_end_gpa_sample_amd`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -23229,7 +26110,7 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
                 .call_down_cmd_end_gpa_sample_amd(
                     &state.next,
                     down,
-                    gpaSession,
+                    down_gpaSession,
                     sampleID,
                 )
         };
@@ -23294,11 +26175,30 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdEndGpaSessionAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_cmd_end_gpa_session_amd`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_cmd_end_gpa_session_amd(&state.next, down, gpaSession)
+            state
+                .hooks
+                .call_down_cmd_end_gpa_session_amd(&state.next, down, down_gpaSession)
         };
         state
             .hooks
@@ -23432,11 +26332,28 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdEndQuery, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_end_query`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_end_query(&state.next, down, queryPool, query)
+            state.hooks.call_down_cmd_end_query(&state.next, down, down_queryPool, query)
         };
         state
             .hooks
@@ -23505,6 +26422,23 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdEndQueryIndexedEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_end_query_indexed_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -23514,7 +26448,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
                 .call_down_cmd_end_query_indexed_ext(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     query,
                     index,
                 )
@@ -23965,6 +26899,39 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCounterBuffers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pCounterBuffers,
+                        counterBufferCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdEndTransformFeedbackEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCounterBuffers,)
+        };
         // SAFETY: the layer's `call_down_cmd_end_transform_feedback_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -23976,7 +26943,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
                     down,
                     firstCounterBuffer,
                     counterBufferCount,
-                    pCounterBuffers,
+                    down_pCounterBuffers,
                     pCounterBufferOffsets,
                 )
         };
@@ -24114,6 +27081,34 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCommandBuffers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pCommandBuffers,
+                        commandBufferCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdExecuteCommands, r.0, r.1);
+                }
+            }
+        } else {
+            (pCommandBuffers,)
+        };
         // SAFETY: the layer's `call_down_cmd_execute_commands`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -24124,7 +27119,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
                     &state.next,
                     down,
                     commandBufferCount,
-                    pCommandBuffers,
+                    down_pCommandBuffers,
                 )
         };
         state
@@ -24192,6 +27187,40 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGeneratedCommandsInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGeneratedCommandsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGeneratedCommandsInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdExecuteGeneratedCommandsEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGeneratedCommandsInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_execute_generated_commands_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -24202,7 +27231,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
                     &state.next,
                     down,
                     isPreprocessed,
-                    pGeneratedCommandsInfo,
+                    down_pGeneratedCommandsInfo,
                 )
         };
         state
@@ -24269,6 +27298,40 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGeneratedCommandsInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGeneratedCommandsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGeneratedCommandsInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdExecuteGeneratedCommandsNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGeneratedCommandsInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_execute_generated_commands_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -24279,7 +27342,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
                     &state.next,
                     down,
                     isPreprocessed,
-                    pGeneratedCommandsInfo,
+                    down_pGeneratedCommandsInfo,
                 )
         };
         state
@@ -24352,6 +27415,23 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_dstBuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdFillBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (dstBuffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_fill_buffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -24361,7 +27441,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
                 .call_down_cmd_fill_buffer(
                     &state.next,
                     down,
-                    dstBuffer,
+                    down_dstBuffer,
                     dstOffset,
                     size,
                     data,
@@ -24519,6 +27599,28 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_executionGraph,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, executionGraph)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdInitializeGraphScratchMemoryAMDX,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (executionGraph,)
+        };
         // SAFETY: the layer's `call_down_cmd_initialize_graph_scratch_memory_amdx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -24528,7 +27630,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
                 .call_down_cmd_initialize_graph_scratch_memory_amdx(
                     &state.next,
                     down,
-                    executionGraph,
+                    down_executionGraph,
                     scratch,
                     scratchSize,
                 )
@@ -24799,6 +27901,28 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_session,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, session)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdOpticalFlowExecuteNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (session,)
+        };
         // SAFETY: the layer's `call_down_cmd_optical_flow_execute_nv`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -24808,7 +27932,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
                 .call_down_cmd_optical_flow_execute_nv(
                     &state.next,
                     down,
-                    session,
+                    down_session,
                     pExecuteInfo,
                 )
         };
@@ -24897,6 +28021,42 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBufferMemoryBarriers, down_pImageMemoryBarriers) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBufferMemoryBarriers,
+                        bufferMemoryBarrierCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferMemoryBarrier,
+                    )?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImageMemoryBarriers,
+                        imageMemoryBarrierCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageMemoryBarrier,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdPipelineBarrier, r.0, r.1);
+                }
+            }
+        } else {
+            (pBufferMemoryBarriers, pImageMemoryBarriers)
+        };
         // SAFETY: the layer's `call_down_cmd_pipeline_barrier`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -24912,9 +28072,9 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
                     memoryBarrierCount,
                     pMemoryBarriers,
                     bufferMemoryBarrierCount,
-                    pBufferMemoryBarriers,
+                    down_pBufferMemoryBarriers,
                     imageMemoryBarrierCount,
-                    pImageMemoryBarriers,
+                    down_pImageMemoryBarriers,
                 )
         };
         state
@@ -24985,13 +28145,42 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pDependencyInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDependencyInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDependencyInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdPipelineBarrier2, r.0, r.1);
+                }
+            }
+        } else {
+            (pDependencyInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_pipeline_barrier2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_pipeline_barrier2(&state.next, down, pDependencyInfo)
+                .call_down_cmd_pipeline_barrier2(&state.next, down, down_pDependencyInfo)
         };
         state
             .hooks
@@ -25057,6 +28246,41 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGeneratedCommandsInfo, down_stateCommandBuffer) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGeneratedCommandsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGeneratedCommandsInfoEXT,
+                    )?,
+                    crate::unwrap::value(walk_u, stateCommandBuffer)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdPreprocessGeneratedCommandsEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGeneratedCommandsInfo, stateCommandBuffer)
+        };
         // SAFETY: the layer's `call_down_cmd_preprocess_generated_commands_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -25066,8 +28290,8 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
                 .call_down_cmd_preprocess_generated_commands_ext(
                     &state.next,
                     down,
-                    pGeneratedCommandsInfo,
-                    stateCommandBuffer,
+                    down_pGeneratedCommandsInfo,
+                    down_stateCommandBuffer,
                 )
         };
         state
@@ -25132,6 +28356,40 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGeneratedCommandsInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGeneratedCommandsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGeneratedCommandsInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdPreprocessGeneratedCommandsNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGeneratedCommandsInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_preprocess_generated_commands_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -25141,7 +28399,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
                 .call_down_cmd_preprocess_generated_commands_nv(
                     &state.next,
                     down,
-                    pGeneratedCommandsInfo,
+                    down_pGeneratedCommandsInfo,
                 )
         };
         state
@@ -25216,6 +28474,23 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_layout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, layout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdPushConstants, r.0, r.1);
+                }
+            }
+        } else {
+            (layout,)
+        };
         // SAFETY: the layer's `call_down_cmd_push_constants`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -25225,7 +28500,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
                 .call_down_cmd_push_constants(
                     &state.next,
                     down,
-                    layout,
+                    down_layout,
                     stageFlags,
                     offset,
                     size,
@@ -25296,13 +28571,46 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPushConstantsInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPushConstantsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPushConstantsInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdPushConstants2, r.0, r.1);
+                }
+            }
+        } else {
+            (pPushConstantsInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_push_constants2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_push_constants2(&state.next, down, pPushConstantsInfo)
+                .call_down_cmd_push_constants2(
+                    &state.next,
+                    down,
+                    down_pPushConstantsInfo,
+                )
         };
         state
             .hooks
@@ -25442,6 +28750,36 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_layout, down_pDescriptorWrites) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, layout)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDescriptorWrites,
+                        descriptorWriteCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkWriteDescriptorSet,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdPushDescriptorSet, r.0, r.1);
+                }
+            }
+        } else {
+            (layout, pDescriptorWrites)
+        };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -25452,10 +28790,10 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    layout,
+                    down_layout,
                     set,
                     descriptorWriteCount,
-                    pDescriptorWrites,
+                    down_pDescriptorWrites,
                 )
         };
         state
@@ -25522,6 +28860,35 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPushDescriptorSetInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPushDescriptorSetInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPushDescriptorSetInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdPushDescriptorSet2, r.0, r.1);
+                }
+            }
+        } else {
+            (pPushDescriptorSetInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set2`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -25531,7 +28898,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
                 .call_down_cmd_push_descriptor_set2(
                     &state.next,
                     down,
-                    pPushDescriptorSetInfo,
+                    down_pPushDescriptorSetInfo,
                 )
         };
         state
@@ -25604,6 +28971,29 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_descriptorUpdateTemplate, down_layout) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
+                crate::unwrap::value(walk_u, layout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdPushDescriptorSetWithTemplate,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (descriptorUpdateTemplate, layout)
+        };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set_with_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -25613,8 +29003,8 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
                 .call_down_cmd_push_descriptor_set_with_template(
                     &state.next,
                     down,
-                    descriptorUpdateTemplate,
-                    layout,
+                    down_descriptorUpdateTemplate,
+                    down_layout,
                     set,
                     pData,
                 )
@@ -25683,6 +29073,40 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPushDescriptorSetWithTemplateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPushDescriptorSetWithTemplateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPushDescriptorSetWithTemplateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdPushDescriptorSetWithTemplate2,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pPushDescriptorSetWithTemplateInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set_with_template2`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -25692,7 +29116,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
                 .call_down_cmd_push_descriptor_set_with_template2(
                     &state.next,
                     down,
-                    pPushDescriptorSetWithTemplateInfo,
+                    down_pPushDescriptorSetWithTemplateInfo,
                 )
         };
         state
@@ -25758,11 +29182,30 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdResetEvent, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_cmd_reset_event`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_reset_event(&state.next, down, event, stageMask)
+            state
+                .hooks
+                .call_down_cmd_reset_event(&state.next, down, down_event, stageMask)
         };
         state
             .hooks
@@ -25828,11 +29271,30 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdResetEvent2, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_cmd_reset_event2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_reset_event2(&state.next, down, event, stageMask)
+            state
+                .hooks
+                .call_down_cmd_reset_event2(&state.next, down, down_event, stageMask)
         };
         state
             .hooks
@@ -25901,6 +29363,23 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdResetQueryPool, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_reset_query_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -25910,7 +29389,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
                 .call_down_cmd_reset_query_pool(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                     queryCount,
                 )
@@ -25992,29 +29471,23 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let handle = srcImage;
-        let Some(down_srcImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdResolveImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
-        };
-        let handle = dstImage;
-        let Some(down_dstImage) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkCmdResolveImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_srcImage, down_dstImage) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, srcImage)?,
+                crate::unwrap::value(walk_u, dstImage)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdResolveImage, r.0, r.1);
+                }
+            }
+        } else {
+            (srcImage, dstImage)
         };
         // SAFETY: the layer's `call_down_cmd_resolve_image`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -26098,13 +29571,42 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pResolveImageInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pResolveImageInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkResolveImageInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdResolveImage2, r.0, r.1);
+                }
+            }
+        } else {
+            (pResolveImageInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_resolve_image2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_resolve_image2(&state.next, down, pResolveImageInfo)
+                .call_down_cmd_resolve_image2(&state.next, down, down_pResolveImageInfo)
         };
         state
             .hooks
@@ -28516,6 +32018,40 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSetDescriptorBufferOffsetsInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSetDescriptorBufferOffsetsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSetDescriptorBufferOffsetsInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdSetDescriptorBufferOffsets2EXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pSetDescriptorBufferOffsetsInfo,)
+        };
         // SAFETY: the layer's `call_down_cmd_set_descriptor_buffer_offsets2_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -28525,7 +32061,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
                 .call_down_cmd_set_descriptor_buffer_offsets2_ext(
                     &state.next,
                     down,
-                    pSetDescriptorBufferOffsetsInfo,
+                    down_pSetDescriptorBufferOffsetsInfo,
                 )
         };
         state
@@ -28604,6 +32140,28 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_layout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, layout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdSetDescriptorBufferOffsetsEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (layout,)
+        };
         // SAFETY: the layer's `call_down_cmd_set_descriptor_buffer_offsets_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -28614,7 +32172,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    layout,
+                    down_layout,
                     firstSet,
                     setCount,
                     pBufferIndices,
@@ -29045,11 +32603,28 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdSetEvent, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_cmd_set_event`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         unsafe {
-            state.hooks.call_down_cmd_set_event(&state.next, down, event, stageMask)
+            state.hooks.call_down_cmd_set_event(&state.next, down, down_event, stageMask)
         };
         state
             .hooks
@@ -29115,13 +32690,48 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_event, down_pDependencyInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, event)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDependencyInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDependencyInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdSetEvent2, r.0, r.1);
+                }
+            }
+        } else {
+            (event, pDependencyInfo)
+        };
         // SAFETY: the layer's `call_down_cmd_set_event2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_cmd_set_event2(&state.next, down, event, pDependencyInfo)
+                .call_down_cmd_set_event2(
+                    &state.next,
+                    down,
+                    down_event,
+                    down_pDependencyInfo,
+                )
         };
         state
             .hooks
@@ -33034,6 +36644,36 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (
+            down_raygenShaderBindingTableBuffer,
+            down_missShaderBindingTableBuffer,
+            down_hitShaderBindingTableBuffer,
+            down_callableShaderBindingTableBuffer,
+        ) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, raygenShaderBindingTableBuffer)?,
+                crate::unwrap::value(walk_u, missShaderBindingTableBuffer)?,
+                crate::unwrap::value(walk_u, hitShaderBindingTableBuffer)?,
+                crate::unwrap::value(walk_u, callableShaderBindingTableBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdTraceRaysNV, r.0, r.1);
+                }
+            }
+        } else {
+            (
+                raygenShaderBindingTableBuffer,
+                missShaderBindingTableBuffer,
+                hitShaderBindingTableBuffer,
+                callableShaderBindingTableBuffer,
+            )
+        };
         // SAFETY: the layer's `call_down_cmd_trace_rays_nv`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -33043,15 +36683,15 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
                 .call_down_cmd_trace_rays_nv(
                     &state.next,
                     down,
-                    raygenShaderBindingTableBuffer,
+                    down_raygenShaderBindingTableBuffer,
                     raygenShaderBindingOffset,
-                    missShaderBindingTableBuffer,
+                    down_missShaderBindingTableBuffer,
                     missShaderBindingOffset,
                     missShaderBindingStride,
-                    hitShaderBindingTableBuffer,
+                    down_hitShaderBindingTableBuffer,
                     hitShaderBindingOffset,
                     hitShaderBindingStride,
-                    callableShaderBindingTableBuffer,
+                    down_callableShaderBindingTableBuffer,
                     callableShaderBindingOffset,
                     callableShaderBindingStride,
                     width,
@@ -33141,6 +36781,23 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_dstBuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdUpdateBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (dstBuffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_update_buffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -33150,7 +36807,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
                 .call_down_cmd_update_buffer(
                     &state.next,
                     down,
-                    dstBuffer,
+                    down_dstBuffer,
                     dstOffset,
                     dataSize,
                     pData,
@@ -33310,6 +36967,28 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdUpdatePipelineIndirectBufferNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_cmd_update_pipeline_indirect_buffer_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -33320,7 +36999,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
                     &state.next,
                     down,
                     pipelineBindPoint,
-                    pipeline,
+                    down_pipeline,
                 )
         };
         state
@@ -33411,6 +37090,48 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pEvents, down_pBufferMemoryBarriers, down_pImageMemoryBarriers) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pEvents,
+                        eventCount as usize,
+                        walk_scratch,
+                    )?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBufferMemoryBarriers,
+                        bufferMemoryBarrierCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferMemoryBarrier,
+                    )?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImageMemoryBarriers,
+                        imageMemoryBarrierCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageMemoryBarrier,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdWaitEvents, r.0, r.1);
+                }
+            }
+        } else {
+            (pEvents, pBufferMemoryBarriers, pImageMemoryBarriers)
+        };
         // SAFETY: the layer's `call_down_cmd_wait_events`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -33421,15 +37142,15 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
                     &state.next,
                     down,
                     eventCount,
-                    pEvents,
+                    down_pEvents,
                     srcStageMask,
                     dstStageMask,
                     memoryBarrierCount,
                     pMemoryBarriers,
                     bufferMemoryBarrierCount,
-                    pBufferMemoryBarriers,
+                    down_pBufferMemoryBarriers,
                     imageMemoryBarrierCount,
-                    pImageMemoryBarriers,
+                    down_pImageMemoryBarriers,
                 )
         };
         state
@@ -33507,6 +37228,41 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pEvents, down_pDependencyInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pEvents,
+                        eventCount as usize,
+                        walk_scratch,
+                    )?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDependencyInfos,
+                        eventCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDependencyInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdWaitEvents2, r.0, r.1);
+                }
+            }
+        } else {
+            (pEvents, pDependencyInfos)
+        };
         // SAFETY: the layer's `call_down_cmd_wait_events2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -33517,8 +37273,8 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
                     &state.next,
                     down,
                     eventCount,
-                    pEvents,
-                    pDependencyInfos,
+                    down_pEvents,
+                    down_pDependencyInfos,
                 )
         };
         state
@@ -33596,6 +37352,40 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAccelerationStructures, down_queryPool) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pAccelerationStructures,
+                        accelerationStructureCount as usize,
+                        walk_scratch,
+                    )?,
+                    crate::unwrap::value(walk_u, queryPool)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdWriteAccelerationStructuresPropertiesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pAccelerationStructures, queryPool)
+        };
         // SAFETY: the layer's `call_down_cmd_write_acceleration_structures_properties_khr`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -33606,9 +37396,9 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
                     &state.next,
                     down,
                     accelerationStructureCount,
-                    pAccelerationStructures,
+                    down_pAccelerationStructures,
                     queryType,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                 )
         };
@@ -33689,6 +37479,40 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAccelerationStructures, down_queryPool) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pAccelerationStructures,
+                        accelerationStructureCount as usize,
+                        walk_scratch,
+                    )?,
+                    crate::unwrap::value(walk_u, queryPool)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdWriteAccelerationStructuresPropertiesNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pAccelerationStructures, queryPool)
+        };
         // SAFETY: the layer's `call_down_cmd_write_acceleration_structures_properties_nv`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -33699,9 +37523,9 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
                     &state.next,
                     down,
                     accelerationStructureCount,
-                    pAccelerationStructures,
+                    down_pAccelerationStructures,
                     queryType,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                 )
         };
@@ -33778,6 +37602,28 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_dstBuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdWriteBufferMarker2AMD,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (dstBuffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_write_buffer_marker2_amd`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -33788,7 +37634,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
                     &state.next,
                     down,
                     stage,
-                    dstBuffer,
+                    down_dstBuffer,
                     dstOffset,
                     marker,
                 )
@@ -33865,6 +37711,28 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_dstBuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, dstBuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdWriteBufferMarkerAMD,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (dstBuffer,)
+        };
         // SAFETY: the layer's `call_down_cmd_write_buffer_marker_amd`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -33875,7 +37743,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
                     &state.next,
                     down,
                     pipelineStage,
-                    dstBuffer,
+                    down_dstBuffer,
                     dstOffset,
                     marker,
                 )
@@ -34024,6 +37892,40 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMicromaps, down_queryPool) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pMicromaps,
+                        micromapCount as usize,
+                        walk_scratch,
+                    )?,
+                    crate::unwrap::value(walk_u, queryPool)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCmdWriteMicromapsPropertiesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pMicromaps, queryPool)
+        };
         // SAFETY: the layer's `call_down_cmd_write_micromaps_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -34034,9 +37936,9 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
                     &state.next,
                     down,
                     micromapCount,
-                    pMicromaps,
+                    down_pMicromaps,
                     queryType,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                 )
         };
@@ -34110,6 +38012,23 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdWriteTimestamp, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_write_timestamp`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -34120,7 +38039,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
                     &state.next,
                     down,
                     pipelineStage,
-                    queryPool,
+                    down_queryPool,
                     query,
                 )
         };
@@ -34192,6 +38111,23 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCmdWriteTimestamp2, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_cmd_write_timestamp2`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -34202,7 +38138,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
                     &state.next,
                     down,
                     stage,
-                    queryPool,
+                    down_queryPool,
                     query,
                 )
         };
@@ -34257,13 +38193,30 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCompileDeferredNV, r.0, r.1);
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_compile_deferred_nv`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_compile_deferred_nv(&state.next, down, pipeline, shader)
+                .call_down_compile_deferred_nv(&state.next, down, down_pipeline, shader)
         };
         state
             .hooks
@@ -34401,6 +38354,41 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyAccelerationStructureInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCopyAccelerationStructureKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pInfo)
+        };
         // SAFETY: the layer's `call_down_copy_acceleration_structure_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -34410,8 +38398,8 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
                 .call_down_copy_acceleration_structure_khr(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pInfo,
+                    down_deferredOperation,
+                    down_pInfo,
                 )
         };
         state
@@ -34480,6 +38468,41 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyAccelerationStructureToMemoryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCopyAccelerationStructureToMemoryKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pInfo)
+        };
         // SAFETY: the layer's `call_down_copy_acceleration_structure_to_memory_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -34489,8 +38512,8 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
                 .call_down_copy_acceleration_structure_to_memory_khr(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pInfo,
+                    down_deferredOperation,
+                    down_pInfo,
                 )
         };
         state
@@ -34552,13 +38575,46 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyImageToImageInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyImageToImageInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyImageToImageInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCopyImageToImage, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyImageToImageInfo,)
+        };
         // SAFETY: the layer's `call_down_copy_image_to_image`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_copy_image_to_image(&state.next, down, pCopyImageToImageInfo)
+                .call_down_copy_image_to_image(
+                    &state.next,
+                    down,
+                    down_pCopyImageToImageInfo,
+                )
         };
         state
             .hooks
@@ -34618,6 +38674,35 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyImageToMemoryInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyImageToMemoryInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyImageToMemoryInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCopyImageToMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyImageToMemoryInfo,)
+        };
         // SAFETY: the layer's `call_down_copy_image_to_memory`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -34627,7 +38712,7 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
                 .call_down_copy_image_to_memory(
                     &state.next,
                     down,
-                    pCopyImageToMemoryInfo,
+                    down_pCopyImageToMemoryInfo,
                 )
         };
         state
@@ -34695,6 +38780,41 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMemoryToAccelerationStructureInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCopyMemoryToAccelerationStructureKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pInfo)
+        };
         // SAFETY: the layer's `call_down_copy_memory_to_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -34704,8 +38824,8 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
                 .call_down_copy_memory_to_acceleration_structure_khr(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pInfo,
+                    down_deferredOperation,
+                    down_pInfo,
                 )
         };
         state
@@ -34767,6 +38887,35 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCopyMemoryToImageInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCopyMemoryToImageInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMemoryToImageInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCopyMemoryToImage, r.0, r.1);
+                }
+            }
+        } else {
+            (pCopyMemoryToImageInfo,)
+        };
         // SAFETY: the layer's `call_down_copy_memory_to_image`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -34776,7 +38925,7 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
                 .call_down_copy_memory_to_image(
                     &state.next,
                     down,
-                    pCopyMemoryToImageInfo,
+                    down_pCopyMemoryToImageInfo,
                 )
         };
         state
@@ -34844,6 +38993,41 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMemoryToMicromapInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCopyMemoryToMicromapEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pInfo)
+        };
         // SAFETY: the layer's `call_down_copy_memory_to_micromap_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -34853,8 +39037,8 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
                 .call_down_copy_memory_to_micromap_ext(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pInfo,
+                    down_deferredOperation,
+                    down_pInfo,
                 )
         };
         state
@@ -34919,13 +39103,48 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMicromapInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCopyMicromapEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (deferredOperation, pInfo)
+        };
         // SAFETY: the layer's `call_down_copy_micromap_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_copy_micromap_ext(&state.next, down, deferredOperation, pInfo)
+                .call_down_copy_micromap_ext(
+                    &state.next,
+                    down,
+                    down_deferredOperation,
+                    down_pInfo,
+                )
         };
         state
             .hooks
@@ -34993,6 +39212,41 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyMicromapToMemoryInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCopyMicromapToMemoryEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pInfo)
+        };
         // SAFETY: the layer's `call_down_copy_micromap_to_memory_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -35002,8 +39256,8 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
                 .call_down_copy_micromap_to_memory_ext(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pInfo,
+                    down_deferredOperation,
+                    down_pInfo,
                 )
         };
         state
@@ -35159,6 +39413,40 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateAccelerationStructureKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -35168,7 +39456,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
                 .call_down_create_acceleration_structure_khr(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pAccelerationStructure,
                 )
@@ -35243,6 +39531,40 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureCreateInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateAccelerationStructureNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -35252,7 +39574,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
                 .call_down_create_acceleration_structure_nv(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pAccelerationStructure,
                 )
@@ -35323,6 +39645,35 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_buffer`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
@@ -35332,7 +39683,7 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
                 .call_down_create_buffer(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pBuffer,
                 )
@@ -35487,6 +39838,35 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferViewCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateBufferView, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_buffer_view`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -35496,7 +39876,7 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
                 .call_down_create_buffer_view(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pView,
                 )
@@ -35657,6 +40037,36 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, pipelineCache)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkComputePipelineCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateComputePipelines, r.0, r.1);
+                }
+            }
+        } else {
+            (pipelineCache, pCreateInfos)
+        };
         // SAFETY: the layer's `call_down_create_compute_pipelines`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -35666,9 +40076,9 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
                 .call_down_create_compute_pipelines(
                     &state.next,
                     down,
-                    pipelineCache,
+                    down_pipelineCache,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pPipelines,
                 )
@@ -35741,6 +40151,35 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCuFunctionCreateInfoNVX,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateCuFunctionNVX, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_cu_function_nvx`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -35750,7 +40189,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
                 .call_down_create_cu_function_nvx(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pFunction,
                 )
@@ -35901,6 +40340,35 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCudaFunctionCreateInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateCudaFunctionNV, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_cuda_function_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -35910,7 +40378,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
                 .call_down_create_cuda_function_nv(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pFunction,
                 )
@@ -36065,6 +40533,40 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDataGraphPipelineSessionCreateInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateDataGraphPipelineSessionARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_data_graph_pipeline_session_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -36074,7 +40576,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
                 .call_down_create_data_graph_pipeline_session_arm(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pSession,
                 )
@@ -36158,6 +40660,42 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::value(walk_u, pipelineCache)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDataGraphPipelineCreateInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateDataGraphPipelinesARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pipelineCache, pCreateInfos)
+        };
         // SAFETY: the layer's `call_down_create_data_graph_pipelines_arm`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -36167,10 +40705,10 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
                 .call_down_create_data_graph_pipelines_arm(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pipelineCache,
+                    down_deferredOperation,
+                    down_pipelineCache,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pPipelines,
                 )
@@ -36407,6 +40945,40 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorSetLayoutCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateDescriptorSetLayout,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_descriptor_set_layout`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -36416,7 +40988,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
                 .call_down_create_descriptor_set_layout(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pSetLayout,
                 )
@@ -36491,6 +41063,40 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorUpdateTemplateCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateDescriptorUpdateTemplate,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_descriptor_update_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -36500,7 +41106,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
                 .call_down_create_descriptor_update_template(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pDescriptorUpdateTemplate,
                 )
@@ -36661,6 +41267,41 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, pipelineCache)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkExecutionGraphPipelineCreateInfoAMDX,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateExecutionGraphPipelinesAMDX,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipelineCache, pCreateInfos)
+        };
         // SAFETY: the layer's `call_down_create_execution_graph_pipelines_amdx`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -36670,9 +41311,9 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
                 .call_down_create_execution_graph_pipelines_amdx(
                     &state.next,
                     down,
-                    pipelineCache,
+                    down_pipelineCache,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pPipelines,
                 )
@@ -36749,6 +41390,40 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkExternalComputeQueueCreateInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateExternalComputeQueueNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_external_compute_queue_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -36758,7 +41433,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
                 .call_down_create_external_compute_queue_nv(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pExternalQueue,
                 )
@@ -36909,6 +41584,35 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkFramebufferCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateFramebuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_framebuffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -36918,7 +41622,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
                 .call_down_create_framebuffer(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pFramebuffer,
                 )
@@ -36989,6 +41693,35 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGpaSessionCreateInfoAMD,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateGpaSessionAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_gpa_session_amd`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -36998,7 +41731,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
                 .call_down_create_gpa_session_amd(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pGpaSession,
                 )
@@ -37079,6 +41812,41 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, pipelineCache)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGraphicsPipelineCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateGraphicsPipelines,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipelineCache, pCreateInfos)
+        };
         // SAFETY: the layer's `call_down_create_graphics_pipelines`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -37088,9 +41856,9 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
                 .call_down_create_graphics_pipelines(
                     &state.next,
                     down,
-                    pipelineCache,
+                    down_pipelineCache,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pPipelines,
                 )
@@ -37163,6 +41931,35 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateImage, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_image`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
@@ -37172,7 +41969,7 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
                 .call_down_create_image(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pImage,
                 )
@@ -37243,6 +42040,35 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageViewCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateImageView, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_image_view`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -37252,7 +42078,7 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
                 .call_down_create_image_view(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pView,
                 )
@@ -37327,6 +42153,40 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkIndirectCommandsLayoutCreateInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateIndirectCommandsLayoutEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_indirect_commands_layout_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -37336,7 +42196,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
                 .call_down_create_indirect_commands_layout_ext(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pIndirectCommandsLayout,
                 )
@@ -37411,6 +42271,40 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkIndirectCommandsLayoutCreateInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateIndirectCommandsLayoutNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_indirect_commands_layout_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -37420,7 +42314,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
                 .call_down_create_indirect_commands_layout_nv(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pIndirectCommandsLayout,
                 )
@@ -37575,6 +42469,35 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMicromapCreateInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateMicromapEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_micromap_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -37584,7 +42507,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
                 .call_down_create_micromap_ext(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pMicromap,
                 )
@@ -37743,6 +42666,40 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineBinaryCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreatePipelineBinariesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_pipeline_binaries_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -37752,7 +42709,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
                 .call_down_create_pipeline_binaries_khr(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pBinaries,
                 )
@@ -37903,6 +42860,35 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineLayoutCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreatePipelineLayout, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_pipeline_layout`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -37912,7 +42898,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
                 .call_down_create_pipeline_layout(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pPipelineLayout,
                 )
@@ -38160,6 +43146,42 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_deferredOperation, down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, deferredOperation)?,
+                    crate::unwrap::value(walk_u, pipelineCache)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkRayTracingPipelineCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateRayTracingPipelinesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (deferredOperation, pipelineCache, pCreateInfos)
+        };
         // SAFETY: the layer's `call_down_create_ray_tracing_pipelines_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -38169,10 +43191,10 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
                 .call_down_create_ray_tracing_pipelines_khr(
                     &state.next,
                     down,
-                    deferredOperation,
-                    pipelineCache,
+                    down_deferredOperation,
+                    down_pipelineCache,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pPipelines,
                 )
@@ -38256,6 +43278,41 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, pipelineCache)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkRayTracingPipelineCreateInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateRayTracingPipelinesNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipelineCache, pCreateInfos)
+        };
         // SAFETY: the layer's `call_down_create_ray_tracing_pipelines_nv`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -38265,9 +43322,9 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
                 .call_down_create_ray_tracing_pipelines_nv(
                     &state.next,
                     down,
-                    pipelineCache,
+                    down_pipelineCache,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pPipelines,
                 )
@@ -38500,6 +43557,35 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSamplerCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateSampler, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_sampler`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -38509,7 +43595,7 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
                 .call_down_create_sampler(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pSampler,
                 )
@@ -38828,6 +43914,35 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkShaderModuleCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateShaderModule, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_shader_module`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -38837,7 +43952,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
                 .call_down_create_shader_module(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pShaderModule,
                 )
@@ -38911,6 +44026,35 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        createInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkShaderCreateInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateShadersEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfos,)
+        };
         // SAFETY: the layer's `call_down_create_shaders_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -38921,7 +44065,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
                     &state.next,
                     down,
                     createInfoCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pShaders,
                 )
@@ -39000,6 +44144,40 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfos,
+                        swapchainCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSwapchainCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateSharedSwapchainsKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfos,)
+        };
         // SAFETY: the layer's `call_down_create_shared_swapchains_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -39010,7 +44188,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
                     &state.next,
                     down,
                     swapchainCount,
-                    pCreateInfos,
+                    down_pCreateInfos,
                     pAllocator,
                     pSwapchains,
                 )
@@ -39082,6 +44260,35 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSwapchainCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateSwapchainKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_swapchain_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -39091,7 +44298,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
                 .call_down_create_swapchain_khr(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pSwapchain,
                 )
@@ -39242,6 +44449,35 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkTensorViewCreateInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkCreateTensorViewARM, r.0, r.1);
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_tensor_view_arm`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -39251,7 +44487,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
                 .call_down_create_tensor_view_arm(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pView,
                 )
@@ -39494,6 +44730,40 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkVideoSessionParametersCreateInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkCreateVideoSessionParametersKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_create_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -39503,7 +44773,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
                 .call_down_create_video_session_parameters_khr(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pAllocator,
                     pVideoSessionParameters,
                 )
@@ -39708,13 +44978,35 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_operation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, operation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDeferredOperationJoinKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (operation,)
+        };
         // SAFETY: the layer's `call_down_deferred_operation_join_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_deferred_operation_join_khr(&state.next, down, operation)
+                .call_down_deferred_operation_join_khr(&state.next, down, down_operation)
         };
         state
             .hooks
@@ -39781,6 +45073,28 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_accelerationStructure,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, accelerationStructure)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyAccelerationStructureKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (accelerationStructure,)
+        };
         // SAFETY: the layer's `call_down_destroy_acceleration_structure_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -39790,7 +45104,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
                 .call_down_destroy_acceleration_structure_khr(
                     &state.next,
                     down,
-                    accelerationStructure,
+                    down_accelerationStructure,
                     pAllocator,
                 )
         };
@@ -39858,6 +45172,28 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_accelerationStructure,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, accelerationStructure)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyAccelerationStructureNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (accelerationStructure,)
+        };
         // SAFETY: the layer's `call_down_destroy_acceleration_structure_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -39867,7 +45203,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
                 .call_down_destroy_acceleration_structure_nv(
                     &state.next,
                     down,
-                    accelerationStructure,
+                    down_accelerationStructure,
                     pAllocator,
                 )
         };
@@ -39921,11 +45257,30 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyBuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_destroy_buffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_destroy_buffer(&state.next, down, buffer, pAllocator)
+            state
+                .hooks
+                .call_down_destroy_buffer(&state.next, down, down_buffer, pAllocator)
         };
         state
             .hooks
@@ -39986,6 +45341,28 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_collection,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, collection)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyBufferCollectionFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (collection,)
+        };
         // SAFETY: the layer's `call_down_destroy_buffer_collection_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -39995,7 +45372,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
                 .call_down_destroy_buffer_collection_fuchsia(
                     &state.next,
                     down,
-                    collection,
+                    down_collection,
                     pAllocator,
                 )
         };
@@ -40059,13 +45436,35 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_bufferView,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, bufferView)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyBufferView, r.0, r.1);
+                }
+            }
+        } else {
+            (bufferView,)
+        };
         // SAFETY: the layer's `call_down_destroy_buffer_view`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_buffer_view(&state.next, down, bufferView, pAllocator)
+                .call_down_destroy_buffer_view(
+                    &state.next,
+                    down,
+                    down_bufferView,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -40127,6 +45526,23 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_commandPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, commandPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyCommandPool, r.0, r.1);
+                }
+            }
+        } else {
+            (commandPool,)
+        };
         // SAFETY: the layer's `call_down_destroy_command_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -40136,7 +45552,7 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
                 .call_down_destroy_command_pool(
                     &state.next,
                     down,
-                    commandPool,
+                    down_commandPool,
                     pAllocator,
                 )
         };
@@ -40200,6 +45616,23 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_function,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, function)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyCuFunctionNVX, r.0, r.1);
+                }
+            }
+        } else {
+            (function,)
+        };
         // SAFETY: the layer's `call_down_destroy_cu_function_nvx`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -40209,7 +45642,7 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
                 .call_down_destroy_cu_function_nvx(
                     &state.next,
                     down,
-                    function,
+                    down_function,
                     pAllocator,
                 )
         };
@@ -40273,13 +45706,35 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_module,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, module)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyCuModuleNVX, r.0, r.1);
+                }
+            }
+        } else {
+            (module,)
+        };
         // SAFETY: the layer's `call_down_destroy_cu_module_nvx`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_cu_module_nvx(&state.next, down, module, pAllocator)
+                .call_down_destroy_cu_module_nvx(
+                    &state.next,
+                    down,
+                    down_module,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -40345,6 +45800,23 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_function,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, function)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyCudaFunctionNV, r.0, r.1);
+                }
+            }
+        } else {
+            (function,)
+        };
         // SAFETY: the layer's `call_down_destroy_cuda_function_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -40354,7 +45826,7 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
                 .call_down_destroy_cuda_function_nv(
                     &state.next,
                     down,
-                    function,
+                    down_function,
                     pAllocator,
                 )
         };
@@ -40418,13 +45890,35 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_module,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, module)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyCudaModuleNV, r.0, r.1);
+                }
+            }
+        } else {
+            (module,)
+        };
         // SAFETY: the layer's `call_down_destroy_cuda_module_nv`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_cuda_module_nv(&state.next, down, module, pAllocator)
+                .call_down_destroy_cuda_module_nv(
+                    &state.next,
+                    down,
+                    down_module,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -40490,6 +45984,28 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_session,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, session)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyDataGraphPipelineSessionARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (session,)
+        };
         // SAFETY: the layer's `call_down_destroy_data_graph_pipeline_session_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -40499,7 +46015,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
                 .call_down_destroy_data_graph_pipeline_session_arm(
                     &state.next,
                     down,
-                    session,
+                    down_session,
                     pAllocator,
                 )
         };
@@ -40567,6 +46083,28 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_operation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, operation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyDeferredOperationKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (operation,)
+        };
         // SAFETY: the layer's `call_down_destroy_deferred_operation_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -40576,7 +46114,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
                 .call_down_destroy_deferred_operation_khr(
                     &state.next,
                     down,
-                    operation,
+                    down_operation,
                     pAllocator,
                 )
         };
@@ -40644,6 +46182,23 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_descriptorPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyDescriptorPool, r.0, r.1);
+                }
+            }
+        } else {
+            (descriptorPool,)
+        };
         // SAFETY: the layer's `call_down_destroy_descriptor_pool`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -40653,7 +46208,7 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
                 .call_down_destroy_descriptor_pool(
                     &state.next,
                     down,
-                    descriptorPool,
+                    down_descriptorPool,
                     pAllocator,
                 )
         };
@@ -40721,6 +46276,28 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_descriptorSetLayout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorSetLayout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyDescriptorSetLayout,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (descriptorSetLayout,)
+        };
         // SAFETY: the layer's `call_down_destroy_descriptor_set_layout`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -40730,7 +46307,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
                 .call_down_destroy_descriptor_set_layout(
                     &state.next,
                     down,
-                    descriptorSetLayout,
+                    down_descriptorSetLayout,
                     pAllocator,
                 )
         };
@@ -40798,6 +46375,28 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_descriptorUpdateTemplate,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyDescriptorUpdateTemplate,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (descriptorUpdateTemplate,)
+        };
         // SAFETY: the layer's `call_down_destroy_descriptor_update_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -40807,7 +46406,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
                 .call_down_destroy_descriptor_update_template(
                     &state.next,
                     down,
-                    descriptorUpdateTemplate,
+                    down_descriptorUpdateTemplate,
                     pAllocator,
                 )
         };
@@ -40861,11 +46460,30 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyEvent, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_destroy_event`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         unsafe {
-            state.hooks.call_down_destroy_event(&state.next, down, event, pAllocator)
+            state
+                .hooks
+                .call_down_destroy_event(&state.next, down, down_event, pAllocator)
         };
         state
             .hooks
@@ -40926,6 +46544,28 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_externalQueue,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, externalQueue)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyExternalComputeQueueNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (externalQueue,)
+        };
         // SAFETY: the layer's `call_down_destroy_external_compute_queue_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -40935,7 +46575,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
                 .call_down_destroy_external_compute_queue_nv(
                     &state.next,
                     down,
-                    externalQueue,
+                    down_externalQueue,
                     pAllocator,
                 )
         };
@@ -40989,11 +46629,30 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_fence,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, fence)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyFence, r.0, r.1);
+                }
+            }
+        } else {
+            (fence,)
+        };
         // SAFETY: the layer's `call_down_destroy_fence`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         unsafe {
-            state.hooks.call_down_destroy_fence(&state.next, down, fence, pAllocator)
+            state
+                .hooks
+                .call_down_destroy_fence(&state.next, down, down_fence, pAllocator)
         };
         state
             .hooks
@@ -41050,6 +46709,23 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_framebuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, framebuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyFramebuffer, r.0, r.1);
+                }
+            }
+        } else {
+            (framebuffer,)
+        };
         // SAFETY: the layer's `call_down_destroy_framebuffer`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -41059,7 +46735,7 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
                 .call_down_destroy_framebuffer(
                     &state.next,
                     down,
-                    framebuffer,
+                    down_framebuffer,
                     pAllocator,
                 )
         };
@@ -41123,6 +46799,23 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyGpaSessionAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_destroy_gpa_session_amd`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -41132,7 +46825,7 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
                 .call_down_destroy_gpa_session_amd(
                     &state.next,
                     down,
-                    gpaSession,
+                    down_gpaSession,
                     pAllocator,
                 )
         };
@@ -41186,17 +46879,22 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkDestroyImage,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyImage, r.0, r.1);
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_destroy_image`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
@@ -41261,17 +46959,22 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = imageView;
-        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkDestroyImageView,
-                VkObjectType::IMAGE_VIEW,
-                handle.0,
-            )
+        let (down_imageView,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, imageView)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyImageView, r.0, r.1);
+                }
+            }
+        } else {
+            (imageView,)
         };
         // SAFETY: the layer's `call_down_destroy_image_view`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -41350,6 +47053,28 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_indirectCommandsLayout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, indirectCommandsLayout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyIndirectCommandsLayoutEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (indirectCommandsLayout,)
+        };
         // SAFETY: the layer's `call_down_destroy_indirect_commands_layout_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -41359,7 +47084,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
                 .call_down_destroy_indirect_commands_layout_ext(
                     &state.next,
                     down,
-                    indirectCommandsLayout,
+                    down_indirectCommandsLayout,
                     pAllocator,
                 )
         };
@@ -41427,6 +47152,28 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_indirectCommandsLayout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, indirectCommandsLayout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyIndirectCommandsLayoutNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (indirectCommandsLayout,)
+        };
         // SAFETY: the layer's `call_down_destroy_indirect_commands_layout_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -41436,7 +47183,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
                 .call_down_destroy_indirect_commands_layout_nv(
                     &state.next,
                     down,
-                    indirectCommandsLayout,
+                    down_indirectCommandsLayout,
                     pAllocator,
                 )
         };
@@ -41504,6 +47251,28 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_indirectExecutionSet,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, indirectExecutionSet)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyIndirectExecutionSetEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (indirectExecutionSet,)
+        };
         // SAFETY: the layer's `call_down_destroy_indirect_execution_set_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -41513,7 +47282,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
                 .call_down_destroy_indirect_execution_set_ext(
                     &state.next,
                     down,
-                    indirectExecutionSet,
+                    down_indirectExecutionSet,
                     pAllocator,
                 )
         };
@@ -41577,13 +47346,35 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_micromap,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, micromap)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyMicromapEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (micromap,)
+        };
         // SAFETY: the layer's `call_down_destroy_micromap_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_micromap_ext(&state.next, down, micromap, pAllocator)
+                .call_down_destroy_micromap_ext(
+                    &state.next,
+                    down,
+                    down_micromap,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -41649,6 +47440,28 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_session,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, session)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyOpticalFlowSessionNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (session,)
+        };
         // SAFETY: the layer's `call_down_destroy_optical_flow_session_nv`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -41658,7 +47471,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
                 .call_down_destroy_optical_flow_session_nv(
                     &state.next,
                     down,
-                    session,
+                    down_session,
                     pAllocator,
                 )
         };
@@ -41717,13 +47530,30 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyPipeline, r.0, r.1);
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_destroy_pipeline`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_pipeline(&state.next, down, pipeline, pAllocator)
+                .call_down_destroy_pipeline(&state.next, down, down_pipeline, pAllocator)
         };
         state
             .hooks
@@ -41789,6 +47619,28 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipelineBinary,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipelineBinary)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyPipelineBinaryKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipelineBinary,)
+        };
         // SAFETY: the layer's `call_down_destroy_pipeline_binary_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -41798,7 +47650,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
                 .call_down_destroy_pipeline_binary_khr(
                     &state.next,
                     down,
-                    pipelineBinary,
+                    down_pipelineBinary,
                     pAllocator,
                 )
         };
@@ -41862,6 +47714,23 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipelineCache,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipelineCache)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyPipelineCache, r.0, r.1);
+                }
+            }
+        } else {
+            (pipelineCache,)
+        };
         // SAFETY: the layer's `call_down_destroy_pipeline_cache`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -41871,7 +47740,7 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
                 .call_down_destroy_pipeline_cache(
                     &state.next,
                     down,
-                    pipelineCache,
+                    down_pipelineCache,
                     pAllocator,
                 )
         };
@@ -41939,6 +47808,23 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipelineLayout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipelineLayout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyPipelineLayout, r.0, r.1);
+                }
+            }
+        } else {
+            (pipelineLayout,)
+        };
         // SAFETY: the layer's `call_down_destroy_pipeline_layout`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -41948,7 +47834,7 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
                 .call_down_destroy_pipeline_layout(
                     &state.next,
                     down,
-                    pipelineLayout,
+                    down_pipelineLayout,
                     pAllocator,
                 )
         };
@@ -42016,6 +47902,23 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_privateDataSlot,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, privateDataSlot)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyPrivateDataSlot, r.0, r.1);
+                }
+            }
+        } else {
+            (privateDataSlot,)
+        };
         // SAFETY: the layer's `call_down_destroy_private_data_slot`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -42025,7 +47928,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
                 .call_down_destroy_private_data_slot(
                     &state.next,
                     down,
-                    privateDataSlot,
+                    down_privateDataSlot,
                     pAllocator,
                 )
         };
@@ -42089,13 +47992,35 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyQueryPool, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_destroy_query_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_query_pool(&state.next, down, queryPool, pAllocator)
+                .call_down_destroy_query_pool(
+                    &state.next,
+                    down,
+                    down_queryPool,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -42157,13 +48082,35 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_renderPass,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, renderPass)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyRenderPass, r.0, r.1);
+                }
+            }
+        } else {
+            (renderPass,)
+        };
         // SAFETY: the layer's `call_down_destroy_render_pass`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_render_pass(&state.next, down, renderPass, pAllocator)
+                .call_down_destroy_render_pass(
+                    &state.next,
+                    down,
+                    down_renderPass,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -42215,11 +48162,30 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_sampler,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, sampler)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroySampler, r.0, r.1);
+                }
+            }
+        } else {
+            (sampler,)
+        };
         // SAFETY: the layer's `call_down_destroy_sampler`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
-            state.hooks.call_down_destroy_sampler(&state.next, down, sampler, pAllocator)
+            state
+                .hooks
+                .call_down_destroy_sampler(&state.next, down, down_sampler, pAllocator)
         };
         state
             .hooks
@@ -42280,6 +48246,28 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_ycbcrConversion,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, ycbcrConversion)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroySamplerYcbcrConversion,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (ycbcrConversion,)
+        };
         // SAFETY: the layer's `call_down_destroy_sampler_ycbcr_conversion`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -42289,7 +48277,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
                 .call_down_destroy_sampler_ycbcr_conversion(
                     &state.next,
                     down,
-                    ycbcrConversion,
+                    down_ycbcrConversion,
                     pAllocator,
                 )
         };
@@ -42353,13 +48341,35 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_semaphore,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, semaphore)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroySemaphore, r.0, r.1);
+                }
+            }
+        } else {
+            (semaphore,)
+        };
         // SAFETY: the layer's `call_down_destroy_semaphore`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_semaphore(&state.next, down, semaphore, pAllocator)
+                .call_down_destroy_semaphore(
+                    &state.next,
+                    down,
+                    down_semaphore,
+                    pAllocator,
+                )
         };
         state
             .hooks
@@ -42416,13 +48426,30 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_shader,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, shader)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyShaderEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (shader,)
+        };
         // SAFETY: the layer's `call_down_destroy_shader_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_shader_ext(&state.next, down, shader, pAllocator)
+                .call_down_destroy_shader_ext(&state.next, down, down_shader, pAllocator)
         };
         state
             .hooks
@@ -42488,6 +48515,28 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_instrumentation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, instrumentation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyShaderInstrumentationARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (instrumentation,)
+        };
         // SAFETY: the layer's `call_down_destroy_shader_instrumentation_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -42497,7 +48546,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
                 .call_down_destroy_shader_instrumentation_arm(
                     &state.next,
                     down,
-                    instrumentation,
+                    down_instrumentation,
                     pAllocator,
                 )
         };
@@ -42561,6 +48610,23 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_shaderModule,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, shaderModule)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyShaderModule, r.0, r.1);
+                }
+            }
+        } else {
+            (shaderModule,)
+        };
         // SAFETY: the layer's `call_down_destroy_shader_module`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -42570,7 +48636,7 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
                 .call_down_destroy_shader_module(
                     &state.next,
                     down,
-                    shaderModule,
+                    down_shaderModule,
                     pAllocator,
                 )
         };
@@ -42634,6 +48700,23 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroySwapchainKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_destroy_swapchain_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -42643,7 +48726,7 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
                 .call_down_destroy_swapchain_khr(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pAllocator,
                 )
         };
@@ -42702,13 +48785,30 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_tensor,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, tensor)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyTensorARM, r.0, r.1);
+                }
+            }
+        } else {
+            (tensor,)
+        };
         // SAFETY: the layer's `call_down_destroy_tensor_arm`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_destroy_tensor_arm(&state.next, down, tensor, pAllocator)
+                .call_down_destroy_tensor_arm(&state.next, down, down_tensor, pAllocator)
         };
         state
             .hooks
@@ -42770,6 +48870,23 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_tensorView,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, tensorView)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyTensorViewARM, r.0, r.1);
+                }
+            }
+        } else {
+            (tensorView,)
+        };
         // SAFETY: the layer's `call_down_destroy_tensor_view_arm`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -42779,7 +48896,7 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
                 .call_down_destroy_tensor_view_arm(
                     &state.next,
                     down,
-                    tensorView,
+                    down_tensorView,
                     pAllocator,
                 )
         };
@@ -42847,6 +48964,28 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_validationCache,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, validationCache)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyValidationCacheEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (validationCache,)
+        };
         // SAFETY: the layer's `call_down_destroy_validation_cache_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -42856,7 +48995,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
                 .call_down_destroy_validation_cache_ext(
                     &state.next,
                     down,
-                    validationCache,
+                    down_validationCache,
                     pAllocator,
                 )
         };
@@ -42924,6 +49063,23 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_videoSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, videoSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDestroyVideoSessionKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (videoSession,)
+        };
         // SAFETY: the layer's `call_down_destroy_video_session_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -42933,7 +49089,7 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
                 .call_down_destroy_video_session_khr(
                     &state.next,
                     down,
-                    videoSession,
+                    down_videoSession,
                     pAllocator,
                 )
         };
@@ -43001,6 +49157,28 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_videoSessionParameters,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, videoSessionParameters)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDestroyVideoSessionParametersKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (videoSessionParameters,)
+        };
         // SAFETY: the layer's `call_down_destroy_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -43010,7 +49188,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
                 .call_down_destroy_video_session_parameters_khr(
                     &state.next,
                     down,
-                    videoSessionParameters,
+                    down_videoSessionParameters,
                     pAllocator,
                 )
         };
@@ -43122,6 +49300,23 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDisplayPowerControlEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_display_power_control_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -43131,7 +49326,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
                 .call_down_display_power_control_ext(
                     &state.next,
                     down,
-                    display,
+                    down_display,
                     pDisplayPowerInfo,
                 )
         };
@@ -43321,6 +49516,40 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMemoryRanges,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pMemoryRanges,
+                        memoryRangeCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMappedMemoryRange,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkFlushMappedMemoryRanges,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pMemoryRanges,)
+        };
         // SAFETY: the layer's `call_down_flush_mapped_memory_ranges`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -43331,7 +49560,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
                     &state.next,
                     down,
                     memoryRangeCount,
-                    pMemoryRanges,
+                    down_pMemoryRanges,
                 )
         };
         state
@@ -43399,6 +49628,35 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_commandPool, down_pCommandBuffers) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, commandPool)?,
+                    crate::unwrap::handles(
+                        walk_u,
+                        pCommandBuffers,
+                        commandBufferCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkFreeCommandBuffers, r.0, r.1);
+                }
+            }
+        } else {
+            (commandPool, pCommandBuffers)
+        };
         // SAFETY: the layer's `call_down_free_command_buffers`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -43408,9 +49666,9 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
                 .call_down_free_command_buffers(
                     &state.next,
                     down,
-                    commandPool,
+                    down_commandPool,
                     commandBufferCount,
-                    pCommandBuffers,
+                    down_pCommandBuffers,
                 )
         };
         state
@@ -43477,6 +49735,35 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_descriptorPool, down_pDescriptorSets) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, descriptorPool)?,
+                    crate::unwrap::handles(
+                        walk_u,
+                        pDescriptorSets,
+                        descriptorSetCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkFreeDescriptorSets, r.0, r.1);
+                }
+            }
+        } else {
+            (descriptorPool, pDescriptorSets)
+        };
         // SAFETY: the layer's `call_down_free_descriptor_sets`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -43486,9 +49773,9 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
                 .call_down_free_descriptor_sets(
                     &state.next,
                     down,
-                    descriptorPool,
+                    down_descriptorPool,
                     descriptorSetCount,
-                    pDescriptorSets,
+                    down_pDescriptorSets,
                 )
         };
         state
@@ -43542,11 +49829,28 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_memory,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkFreeMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (memory,)
+        };
         // SAFETY: the layer's `call_down_free_memory`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         unsafe {
-            state.hooks.call_down_free_memory(&state.next, down, memory, pAllocator)
+            state.hooks.call_down_free_memory(&state.next, down, down_memory, pAllocator)
         };
         state
             .hooks
@@ -43613,6 +49917,40 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBuildInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBuildInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureBuildGeometryInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetAccelerationStructureBuildSizesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBuildInfo,)
+        };
         // SAFETY: the layer's `call_down_get_acceleration_structure_build_sizes_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -43623,7 +49961,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
                     &state.next,
                     down,
                     buildType,
-                    pBuildInfo,
+                    down_pBuildInfo,
                     pMaxPrimitiveCounts,
                     pSizeInfo,
                 )
@@ -43691,6 +50029,40 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureDeviceAddressInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetAccelerationStructureDeviceAddressKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_acceleration_structure_device_address_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -43700,7 +50072,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
                 .call_down_get_acceleration_structure_device_address_khr(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                 )
         };
         state
@@ -43771,6 +50143,28 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_accelerationStructure,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, accelerationStructure)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetAccelerationStructureHandleNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (accelerationStructure,)
+        };
         // SAFETY: the layer's `call_down_get_acceleration_structure_handle_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -43780,7 +50174,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
                 .call_down_get_acceleration_structure_handle_nv(
                     &state.next,
                     down,
-                    accelerationStructure,
+                    down_accelerationStructure,
                     dataSize,
                     pData,
                 )
@@ -43852,6 +50246,40 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureMemoryRequirementsInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetAccelerationStructureMemoryRequirementsNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_acceleration_structure_memory_requirements_nv`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -43861,7 +50289,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
                 .call_down_get_acceleration_structure_memory_requirements_nv(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -43932,6 +50360,40 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkAccelerationStructureCaptureDescriptorDataInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_acceleration_structure_opaque_capture_descriptor_data_ext`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
         // usage) with the next level's handles where the layer unwraps them.
@@ -43941,7 +50403,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
                 .call_down_get_acceleration_structure_opaque_capture_descriptor_data_ext(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -44090,6 +50552,28 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_collection,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, collection)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetBufferCollectionPropertiesFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (collection,)
+        };
         // SAFETY: the layer's `call_down_get_buffer_collection_properties_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -44099,7 +50583,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
                 .call_down_get_buffer_collection_properties_fuchsia(
                     &state.next,
                     down,
-                    collection,
+                    down_collection,
                     pProperties,
                 )
         };
@@ -44158,11 +50642,42 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferDeviceAddressInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetBufferDeviceAddress, r.0, r.1);
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_buffer_device_address`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_buffer_device_address(&state.next, down, pInfo)
+            state
+                .hooks
+                .call_down_get_buffer_device_address(&state.next, down, down_pInfo)
         };
         state
             .hooks
@@ -44229,6 +50744,28 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_buffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, buffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetBufferMemoryRequirements,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (buffer,)
+        };
         // SAFETY: the layer's `call_down_get_buffer_memory_requirements`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -44238,7 +50775,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
                 .call_down_get_buffer_memory_requirements(
                     &state.next,
                     down,
-                    buffer,
+                    down_buffer,
                     pMemoryRequirements,
                 )
         };
@@ -44306,6 +50843,40 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferMemoryRequirementsInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetBufferMemoryRequirements2,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_buffer_memory_requirements2`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -44315,7 +50886,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
                 .call_down_get_buffer_memory_requirements2(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -44380,13 +50951,51 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferDeviceAddressInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetBufferOpaqueCaptureAddress,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_buffer_opaque_capture_address`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_get_buffer_opaque_capture_address(&state.next, down, pInfo)
+                .call_down_get_buffer_opaque_capture_address(
+                    &state.next,
+                    down,
+                    down_pInfo,
+                )
         };
         state
             .hooks
@@ -44453,6 +51062,40 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferCaptureDescriptorDataInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetBufferOpaqueCaptureDescriptorDataEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_buffer_opaque_capture_descriptor_data_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -44462,7 +51105,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
                 .call_down_get_buffer_opaque_capture_descriptor_data_ext(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -44538,6 +51181,40 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pTimestampInfos,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pTimestampInfos,
+                        timestampCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCalibratedTimestampInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetCalibratedTimestampsKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pTimestampInfos,)
+        };
         // SAFETY: the layer's `call_down_get_calibrated_timestamps_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -44548,7 +51225,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
                     &state.next,
                     down,
                     timestampCount,
-                    pTimestampInfos,
+                    down_pTimestampInfos,
                     pTimestamps,
                     pMaxDeviation,
                 )
@@ -44697,6 +51374,23 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_module,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, module)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetCudaModuleCacheNV, r.0, r.1);
+                }
+            }
+        } else {
+            (module,)
+        };
         // SAFETY: the layer's `call_down_get_cuda_module_cache_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -44706,7 +51400,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
                 .call_down_get_cuda_module_cache_nv(
                     &state.next,
                     down,
-                    module,
+                    down_module,
                     pCacheSize,
                     pCacheData,
                 )
@@ -44781,6 +51475,40 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPipelineInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDataGraphPipelineInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDataGraphPipelineAvailablePropertiesARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pPipelineInfo,)
+        };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_available_properties_arm`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -44790,7 +51518,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
                 .call_down_get_data_graph_pipeline_available_properties_arm(
                     &state.next,
                     down,
-                    pPipelineInfo,
+                    down_pPipelineInfo,
                     pPropertiesCount,
                     pProperties,
                 )
@@ -44865,6 +51593,40 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPipelineInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDataGraphPipelineInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDataGraphPipelinePropertiesARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pPipelineInfo,)
+        };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_properties_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -44874,7 +51636,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
                 .call_down_get_data_graph_pipeline_properties_arm(
                     &state.next,
                     down,
-                    pPipelineInfo,
+                    down_pPipelineInfo,
                     propertiesCount,
                     pProperties,
                 )
@@ -44952,6 +51714,40 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDataGraphPipelineSessionBindPointRequirementsInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDataGraphPipelineSessionBindPointRequirementsARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_session_bind_point_requirements_arm`,
         // whose contract is the command's own: the caller's arguments (valid per the command's valid
         // usage) with the next level's handles where the layer unwraps them.
@@ -44961,7 +51757,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
                 .call_down_get_data_graph_pipeline_session_bind_point_requirements_arm(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pBindPointRequirementCount,
                     pBindPointRequirements,
                 )
@@ -45036,6 +51832,40 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDataGraphPipelineSessionMemoryRequirementsARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_data_graph_pipeline_session_memory_requirements_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -45045,7 +51875,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
                 .call_down_get_data_graph_pipeline_session_memory_requirements_arm(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -45110,6 +51940,28 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
                 device.0 as u64,
             );
         };
+        let (down_operation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, operation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeferredOperationMaxConcurrencyKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (operation,)
+        };
         // SAFETY: the layer's `call_down_get_deferred_operation_max_concurrency_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45119,7 +51971,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
                 .call_down_get_deferred_operation_max_concurrency_khr(
                     &state.next,
                     down,
-                    operation,
+                    down_operation,
                 )
         };
         state
@@ -45184,6 +52036,28 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_operation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, operation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeferredOperationResultKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (operation,)
+        };
         // SAFETY: the layer's `call_down_get_deferred_operation_result_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45193,7 +52067,7 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
                 .call_down_get_deferred_operation_result_khr(
                     &state.next,
                     down,
-                    operation,
+                    down_operation,
                 )
         };
         state
@@ -45260,6 +52134,35 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pDescriptorInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDescriptorInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorGetInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetDescriptorEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pDescriptorInfo,)
+        };
         // SAFETY: the layer's `call_down_get_descriptor_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -45269,7 +52172,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
                 .call_down_get_descriptor_ext(
                     &state.next,
                     down,
-                    pDescriptorInfo,
+                    down_pDescriptorInfo,
                     dataSize,
                     pDescriptor,
                 )
@@ -45339,6 +52242,28 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_descriptorSet,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorSet)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDescriptorSetHostMappingVALVE,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (descriptorSet,)
+        };
         // SAFETY: the layer's `call_down_get_descriptor_set_host_mapping_valve`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45348,7 +52273,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
                 .call_down_get_descriptor_set_host_mapping_valve(
                     &state.next,
                     down,
-                    descriptorSet,
+                    down_descriptorSet,
                     ppData,
                 )
         };
@@ -45419,6 +52344,28 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
                 device.0 as u64,
             );
         };
+        let (down_layout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, layout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDescriptorSetLayoutBindingOffsetEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (layout,)
+        };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_binding_offset_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45428,7 +52375,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
                 .call_down_get_descriptor_set_layout_binding_offset_ext(
                     &state.next,
                     down,
-                    layout,
+                    down_layout,
                     binding,
                     pOffset,
                 )
@@ -45498,6 +52445,40 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindingReference,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindingReference,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorSetBindingReferenceVALVE,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDescriptorSetLayoutHostMappingInfoVALVE,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBindingReference,)
+        };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_host_mapping_info_valve`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -45507,7 +52488,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
                 .call_down_get_descriptor_set_layout_host_mapping_info_valve(
                     &state.next,
                     down,
-                    pBindingReference,
+                    down_pBindingReference,
                     pHostMapping,
                 )
         };
@@ -45575,6 +52556,28 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_layout,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, layout)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDescriptorSetLayoutSizeEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (layout,)
+        };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_size_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45584,7 +52587,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
                 .call_down_get_descriptor_set_layout_size_ext(
                     &state.next,
                     down,
-                    layout,
+                    down_layout,
                     pLayoutSizeInBytes,
                 )
         };
@@ -45652,6 +52655,40 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDescriptorSetLayoutCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDescriptorSetLayoutSupport,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_get_descriptor_set_layout_support`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45661,7 +52698,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
                 .call_down_get_descriptor_set_layout_support(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pSupport,
                 )
         };
@@ -45809,6 +52846,40 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDeviceBufferMemoryRequirements,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceBufferMemoryRequirements,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_device_buffer_memory_requirements`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -45818,7 +52889,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
                 .call_down_get_device_buffer_memory_requirements(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -46359,6 +53430,40 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSurfaceInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPhysicalDeviceSurfaceInfo2KHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceGroupSurfacePresentModes2EXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pSurfaceInfo,)
+        };
         // SAFETY: the layer's `call_down_get_device_group_surface_present_modes2_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -46368,7 +53473,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
                 .call_down_get_device_group_surface_present_modes2_ext(
                     &state.next,
                     down,
-                    pSurfaceInfo,
+                    down_pSurfaceInfo,
                     pModes,
                 )
         };
@@ -46438,6 +53543,28 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_surface,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, surface)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceGroupSurfacePresentModesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (surface,)
+        };
         // SAFETY: the layer's `call_down_get_device_group_surface_present_modes_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -46447,7 +53574,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
                 .call_down_get_device_group_surface_present_modes_khr(
                     &state.next,
                     down,
-                    surface,
+                    down_surface,
                     pModes,
                 )
         };
@@ -46517,6 +53644,40 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDeviceImageMemoryRequirements,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceImageMemoryRequirements,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_device_image_memory_requirements`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -46526,7 +53687,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
                 .call_down_get_device_image_memory_requirements(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -46597,6 +53758,40 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDeviceImageMemoryRequirements,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceImageSparseMemoryRequirements,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_device_image_sparse_memory_requirements`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -46606,7 +53801,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
                 .call_down_get_device_image_sparse_memory_requirements(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pSparseMemoryRequirementCount,
                     pSparseMemoryRequirements,
                 )
@@ -46676,6 +53871,40 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDeviceImageSubresourceInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceImageSubresourceLayout,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_device_image_subresource_layout`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -46685,7 +53914,7 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
                 .call_down_get_device_image_subresource_layout(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pLayout,
                 )
         };
@@ -46753,6 +53982,28 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_memory,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceMemoryCommitment,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (memory,)
+        };
         // SAFETY: the layer's `call_down_get_device_memory_commitment`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -46762,7 +54013,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
                 .call_down_get_device_memory_commitment(
                     &state.next,
                     down,
-                    memory,
+                    down_memory,
                     pCommittedMemoryInBytes,
                 )
         };
@@ -46827,6 +54078,40 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDeviceMemoryOpaqueCaptureAddressInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceMemoryOpaqueCaptureAddress,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_device_memory_opaque_capture_address`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -46836,7 +54121,7 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
                 .call_down_get_device_memory_opaque_capture_address(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                 )
         };
         state
@@ -47112,6 +54397,28 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
                 device.0 as u64,
             );
         };
+        let (down_renderpass,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, renderpass)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (renderpass,)
+        };
         // SAFETY: the layer's `call_down_get_device_subpass_shading_max_workgroup_size_huawei`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -47121,7 +54428,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
                 .call_down_get_device_subpass_shading_max_workgroup_size_huawei(
                     &state.next,
                     down,
-                    renderpass,
+                    down_renderpass,
                     pMaxWorkgroupSize,
                 )
         };
@@ -47268,6 +54575,40 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pRenderingInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pRenderingInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkRenderingInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetDynamicRenderingTilePropertiesQCOM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pRenderingInfo,)
+        };
         // SAFETY: the layer's `call_down_get_dynamic_rendering_tile_properties_qcom`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -47277,7 +54618,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
                 .call_down_get_dynamic_rendering_tile_properties_qcom(
                     &state.next,
                     down,
-                    pRenderingInfo,
+                    down_pRenderingInfo,
                     pProperties,
                 )
         };
@@ -47353,6 +54694,40 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pVideoSessionParametersInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pVideoSessionParametersInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkVideoEncodeSessionParametersGetInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetEncodedVideoSessionParametersKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pVideoSessionParametersInfo,)
+        };
         // SAFETY: the layer's `call_down_get_encoded_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -47362,7 +54737,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
                 .call_down_get_encoded_video_session_parameters_khr(
                     &state.next,
                     down,
-                    pVideoSessionParametersInfo,
+                    down_pVideoSessionParametersInfo,
                     pFeedbackInfo,
                     pDataSize,
                     pData,
@@ -47419,11 +54794,28 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetEventStatus, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_get_event_status`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_event_status(&state.next, down, event)
+            state.hooks.call_down_get_event_status(&state.next, down, down_event)
         };
         state
             .hooks
@@ -47488,6 +54880,28 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
                 device.0 as u64,
             );
         };
+        let (down_executionGraph,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, executionGraph)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetExecutionGraphPipelineNodeIndexAMDX,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (executionGraph,)
+        };
         // SAFETY: the layer's `call_down_get_execution_graph_pipeline_node_index_amdx`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -47497,7 +54911,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
                 .call_down_get_execution_graph_pipeline_node_index_amdx(
                     &state.next,
                     down,
-                    executionGraph,
+                    down_executionGraph,
                     pNodeInfo,
                     pNodeIndex,
                 )
@@ -47569,6 +54983,28 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
                 device.0 as u64,
             );
         };
+        let (down_executionGraph,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, executionGraph)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetExecutionGraphPipelineScratchSizeAMDX,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (executionGraph,)
+        };
         // SAFETY: the layer's `call_down_get_execution_graph_pipeline_scratch_size_amdx`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -47578,7 +55014,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
                 .call_down_get_execution_graph_pipeline_scratch_size_amdx(
                     &state.next,
                     down,
-                    executionGraph,
+                    down_executionGraph,
                     pSizeInfo,
                 )
         };
@@ -47700,11 +55136,42 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetFdInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetFdInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkFenceGetFdInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetFenceFdKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pGetFdInfo,)
+        };
         // SAFETY: the layer's `call_down_get_fence_fd_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_fence_fd_khr(&state.next, down, pGetFdInfo, pFd)
+            state
+                .hooks
+                .call_down_get_fence_fd_khr(&state.next, down, down_pGetFdInfo, pFd)
         };
         state
             .hooks
@@ -47755,11 +55222,28 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_fence,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, fence)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetFenceStatus, r.0, r.1);
+                }
+            }
+        } else {
+            (fence,)
+        };
         // SAFETY: the layer's `call_down_get_fence_status`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_fence_status(&state.next, down, fence)
+            state.hooks.call_down_get_fence_status(&state.next, down, down_fence)
         };
         state
             .hooks
@@ -47821,6 +55305,35 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetWin32HandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetWin32HandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkFenceGetWin32HandleInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetFenceWin32HandleKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pGetWin32HandleInfo,)
+        };
         // SAFETY: the layer's `call_down_get_fence_win32_handle_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -47830,7 +55343,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
                 .call_down_get_fence_win32_handle_khr(
                     &state.next,
                     down,
-                    pGetWin32HandleInfo,
+                    down_pGetWin32HandleInfo,
                     pHandle,
                 )
         };
@@ -47903,6 +55416,28 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_framebuffer,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, framebuffer)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetFramebufferTilePropertiesQCOM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (framebuffer,)
+        };
         // SAFETY: the layer's `call_down_get_framebuffer_tile_properties_qcom`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -47912,7 +55447,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
                 .call_down_get_framebuffer_tile_properties_qcom(
                     &state.next,
                     down,
-                    framebuffer,
+                    down_framebuffer,
                     pPropertiesCount,
                     pProperties,
                 )
@@ -47984,6 +55519,40 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGeneratedCommandsMemoryRequirementsInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetGeneratedCommandsMemoryRequirementsEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_generated_commands_memory_requirements_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -47993,7 +55562,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
                 .call_down_get_generated_commands_memory_requirements_ext(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -48061,6 +55630,40 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkGeneratedCommandsMemoryRequirementsInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetGeneratedCommandsMemoryRequirementsNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_generated_commands_memory_requirements_nv`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -48070,7 +55673,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
                 .call_down_get_generated_commands_memory_requirements_nv(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -48204,6 +55807,28 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetGpaSessionResultsAMD,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_get_gpa_session_results_amd`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -48213,7 +55838,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
                 .call_down_get_gpa_session_results_amd(
                     &state.next,
                     down,
-                    gpaSession,
+                    down_gpaSession,
                     sampleID,
                     pSizeInBytes,
                     pData,
@@ -48280,13 +55905,30 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetGpaSessionStatusAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_get_gpa_session_status_amd`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_get_gpa_session_status_amd(&state.next, down, gpaSession)
+                .call_down_get_gpa_session_status_amd(&state.next, down, down_gpaSession)
         };
         state
             .hooks
@@ -48353,17 +55995,27 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetImageDrmFormatModifierPropertiesEXT,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageDrmFormatModifierPropertiesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_get_image_drm_format_modifier_properties_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -48444,17 +56096,27 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetImageMemoryRequirements,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageMemoryRequirements,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_get_image_memory_requirements`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -48533,6 +56195,40 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageMemoryRequirementsInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageMemoryRequirements2,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_image_memory_requirements2`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -48542,7 +56238,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
                 .call_down_get_image_memory_requirements2(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -48613,30 +56309,38 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
                 device.0 as u64,
             );
         };
-        let mut owned_pImages = Vec::new();
-        let down_pImages = {
-            // SAFETY: `pImages` holds `imageCount` handles (valid usage), or is null with none.
-            let given = unsafe { parameter_array(pImages, imageCount as usize) };
-            for (i, &handle) in given.iter().enumerate() {
-                let Some(inner) = L::unwrap_image(&state.hooks, handle) else {
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pImages,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pImages,
+                        imageCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
                     return refused::<
                         L,
                         _,
                     >(
                         state.messengers(),
                         command_id::vkGetImageOpaqueCaptureDataEXT,
-                        VkObjectType::IMAGE,
-                        handle.0,
-                    )
-                };
-                if inner != handle {
-                    if owned_pImages.is_empty() {
-                        owned_pImages = given.to_vec();
-                    }
-                    owned_pImages[i] = inner;
+                        r.0,
+                        r.1,
+                    );
                 }
             }
-            if owned_pImages.is_empty() { pImages } else { owned_pImages.as_ptr() }
+        } else {
+            (pImages,)
         };
         // SAFETY: the layer's `call_down_get_image_opaque_capture_data_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -48719,6 +56423,40 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageCaptureDescriptorDataInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageOpaqueCaptureDescriptorDataEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_image_opaque_capture_descriptor_data_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -48728,7 +56466,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
                 .call_down_get_image_opaque_capture_descriptor_data_ext(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -48801,17 +56539,27 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetImageSparseMemoryRequirements,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageSparseMemoryRequirements,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_get_image_sparse_memory_requirements`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -48895,6 +56643,40 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageSparseMemoryRequirementsInfo2,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageSparseMemoryRequirements2,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_image_sparse_memory_requirements2`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -48904,7 +56686,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
                 .call_down_get_image_sparse_memory_requirements2(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pSparseMemoryRequirementCount,
                     pSparseMemoryRequirements,
                 )
@@ -48977,17 +56759,27 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetImageSubresourceLayout,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageSubresourceLayout,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_get_image_subresource_layout`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -49071,17 +56863,27 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = image;
-        let Some(down_image) = L::unwrap_image(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetImageSubresourceLayout2,
-                VkObjectType::IMAGE,
-                handle.0,
-            )
+        let (down_image,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, image)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageSubresourceLayout2,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (image,)
         };
         // SAFETY: the layer's `call_down_get_image_subresource_layout2`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -49162,17 +56964,22 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
                 device.0 as u64,
             );
         };
-        let handle = imageView;
-        let Some(down_imageView) = L::unwrap_image_view(&state.hooks, handle) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetImageViewAddressNVX,
-                VkObjectType::IMAGE_VIEW,
-                handle.0,
-            )
+        let (down_imageView,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, imageView)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetImageViewAddressNVX, r.0, r.1);
+                }
+            }
+        } else {
+            (imageView,)
         };
         // SAFETY: the layer's `call_down_get_image_view_address_nvx`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
@@ -49242,11 +57049,47 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageViewHandleInfoNVX,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageViewHandle64NVX,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_image_view_handle64_nvx`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_image_view_handle64_nvx(&state.next, down, pInfo)
+            state
+                .hooks
+                .call_down_get_image_view_handle64_nvx(&state.next, down, down_pInfo)
         };
         state
             .hooks
@@ -49302,11 +57145,42 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageViewHandleInfoNVX,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetImageViewHandleNVX, r.0, r.1);
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_image_view_handle_nvx`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_image_view_handle_nvx(&state.next, down, pInfo)
+            state
+                .hooks
+                .call_down_get_image_view_handle_nvx(&state.next, down, down_pInfo)
         };
         state
             .hooks
@@ -49373,6 +57247,40 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageViewCaptureDescriptorDataInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetImageViewOpaqueCaptureDescriptorDataEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_image_view_opaque_capture_descriptor_data_ext`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -49382,7 +57290,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
                 .call_down_get_image_view_opaque_capture_descriptor_data_ext(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -49516,6 +57424,23 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetLatencyTimingsNV, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_latency_timings_nv`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -49525,7 +57450,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
                 .call_down_get_latency_timings_nv(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pLatencyMarkerInfo,
                 )
         };
@@ -49593,6 +57518,40 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetAndroidHardwareBufferInfoANDROID,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMemoryAndroidHardwareBufferANDROID,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_android_hardware_buffer_android`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -49602,7 +57561,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
                 .call_down_get_memory_android_hardware_buffer_android(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pBuffer,
                 )
         };
@@ -49658,11 +57617,42 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetFdInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetFdInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetFdInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetMemoryFdKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pGetFdInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_fd_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_memory_fd_khr(&state.next, down, pGetFdInfo, pFd)
+            state
+                .hooks
+                .call_down_get_memory_fd_khr(&state.next, down, down_pGetFdInfo, pFd)
         };
         state
             .hooks
@@ -49898,6 +57888,40 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetMetalHandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetMetalHandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetMetalHandleInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMemoryMetalHandleEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGetMetalHandleInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_metal_handle_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -49907,7 +57931,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
                 .call_down_get_memory_metal_handle_ext(
                     &state.next,
                     down,
-                    pGetMetalHandleInfo,
+                    down_pGetMetalHandleInfo,
                     pHandle,
                 )
         };
@@ -50061,6 +58085,40 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetNativeBufferInfoOHOS,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMemoryNativeBufferOHOS,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_native_buffer_ohos`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -50070,7 +58128,7 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
                 .call_down_get_memory_native_buffer_ohos(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pBuffer,
                 )
         };
@@ -50140,6 +58198,40 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMemoryGetRemoteAddressInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pMemoryGetRemoteAddressInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetRemoteAddressInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMemoryRemoteAddressNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pMemoryGetRemoteAddressInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_remote_address_nv`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -50149,7 +58241,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
                 .call_down_get_memory_remote_address_nv(
                     &state.next,
                     down,
-                    pMemoryGetRemoteAddressInfo,
+                    down_pMemoryGetRemoteAddressInfo,
                     pAddress,
                 )
         };
@@ -50219,6 +58311,40 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetWin32HandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetWin32HandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetWin32HandleInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMemoryWin32HandleKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGetWin32HandleInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_win32_handle_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -50228,7 +58354,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
                 .call_down_get_memory_win32_handle_khr(
                     &state.next,
                     down,
-                    pGetWin32HandleInfo,
+                    down_pGetWin32HandleInfo,
                     pHandle,
                 )
         };
@@ -50301,6 +58427,23 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_memory,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetMemoryWin32HandleNV, r.0, r.1);
+                }
+            }
+        } else {
+            (memory,)
+        };
         // SAFETY: the layer's `call_down_get_memory_win32_handle_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -50310,7 +58453,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
                 .call_down_get_memory_win32_handle_nv(
                     &state.next,
                     down,
-                    memory,
+                    down_memory,
                     handleType,
                     pHandle,
                 )
@@ -50466,6 +58609,40 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetZirconHandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetZirconHandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryGetZirconHandleInfoFUCHSIA,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMemoryZirconHandleFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGetZirconHandleInfo,)
+        };
         // SAFETY: the layer's `call_down_get_memory_zircon_handle_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -50475,7 +58652,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
                 .call_down_get_memory_zircon_handle_fuchsia(
                     &state.next,
                     down,
-                    pGetZirconHandleInfo,
+                    down_pGetZirconHandleInfo,
                     pZirconHandle,
                 )
         };
@@ -50632,6 +58809,40 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBuildInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBuildInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMicromapBuildInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetMicromapBuildSizesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pBuildInfo,)
+        };
         // SAFETY: the layer's `call_down_get_micromap_build_sizes_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -50642,7 +58853,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
                     &state.next,
                     down,
                     buildType,
-                    pBuildInfo,
+                    down_pBuildInfo,
                     pSizeInfo,
                 )
         };
@@ -50870,6 +59081,40 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPastPresentationTimingInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPastPresentationTimingInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPastPresentationTimingInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPastPresentationTimingEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pPastPresentationTimingInfo,)
+        };
         // SAFETY: the layer's `call_down_get_past_presentation_timing_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -50879,7 +59124,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
                 .call_down_get_past_presentation_timing_ext(
                     &state.next,
                     down,
-                    pPastPresentationTimingInfo,
+                    down_pPastPresentationTimingInfo,
                     pPastPresentationTimingProperties,
                 )
         };
@@ -50952,6 +59197,28 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPastPresentationTimingGOOGLE,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_past_presentation_timing_google`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -50961,7 +59228,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
                 .call_down_get_past_presentation_timing_google(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pPresentationTimingCount,
                     pPresentationTimings,
                 )
@@ -51118,6 +59385,40 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineBinaryDataInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelineBinaryDataKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_binary_data_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -51127,7 +59428,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
                 .call_down_get_pipeline_binary_data_khr(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pPipelineBinaryKey,
                     pPipelineBinaryDataSize,
                     pPipelineBinaryData,
@@ -51200,6 +59501,23 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipelineCache,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipelineCache)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetPipelineCacheData, r.0, r.1);
+                }
+            }
+        } else {
+            (pipelineCache,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_cache_data`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -51209,7 +59527,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
                 .call_down_get_pipeline_cache_data(
                     &state.next,
                     down,
-                    pipelineCache,
+                    down_pipelineCache,
                     pDataSize,
                     pData,
                 )
@@ -51287,6 +59605,40 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pExecutableInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pExecutableInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineExecutableInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelineExecutableInternalRepresentationsKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pExecutableInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_executable_internal_representations_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -51296,7 +59648,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
                 .call_down_get_pipeline_executable_internal_representations_khr(
                     &state.next,
                     down,
-                    pExecutableInfo,
+                    down_pExecutableInfo,
                     pInternalRepresentationCount,
                     pInternalRepresentations,
                 )
@@ -51371,6 +59723,40 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPipelineInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelineExecutablePropertiesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pPipelineInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_executable_properties_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -51380,7 +59766,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
                 .call_down_get_pipeline_executable_properties_khr(
                     &state.next,
                     down,
-                    pPipelineInfo,
+                    down_pPipelineInfo,
                     pExecutableCount,
                     pProperties,
                 )
@@ -51455,6 +59841,40 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pExecutableInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pExecutableInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineExecutableInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelineExecutableStatisticsKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pExecutableInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_executable_statistics_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -51464,7 +59884,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
                 .call_down_get_pipeline_executable_statistics_khr(
                     &state.next,
                     down,
-                    pExecutableInfo,
+                    down_pExecutableInfo,
                     pStatisticCount,
                     pStatistics,
                 )
@@ -51533,6 +59953,40 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineIndirectDeviceAddressInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelineIndirectDeviceAddressNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_indirect_device_address_nv`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -51542,7 +59996,7 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
                 .call_down_get_pipeline_indirect_device_address_nv(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                 )
         };
         state
@@ -51610,6 +60064,40 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkComputePipelineCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelineIndirectMemoryRequirementsNV,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_indirect_memory_requirements_nv`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -51619,7 +60107,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
                 .call_down_get_pipeline_indirect_memory_requirements_nv(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pMemoryRequirements,
                 )
         };
@@ -51762,6 +60250,40 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPipelineInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPipelineInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetPipelinePropertiesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pPipelineInfo,)
+        };
         // SAFETY: the layer's `call_down_get_pipeline_properties_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -51771,7 +60293,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
                 .call_down_get_pipeline_properties_ext(
                     &state.next,
                     down,
-                    pPipelineInfo,
+                    down_pPipelineInfo,
                     pPipelineProperties,
                 )
         };
@@ -51843,20 +60365,23 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
                 device.0 as u64,
             );
         };
-        let Some(down_objectHandle) = L::unwrap_object(
-            &state.hooks,
-            objectType,
-            objectHandle,
-        ) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkGetPrivateData,
-                objectType,
-                objectHandle,
-            );
+        let (down_objectHandle, down_privateDataSlot) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::object(walk_u, objectType, objectHandle)?,
+                crate::unwrap::value(walk_u, privateDataSlot)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetPrivateData, r.0, r.1);
+                }
+            }
+        } else {
+            (objectHandle, privateDataSlot)
         };
         // SAFETY: the layer's `call_down_get_private_data`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -51869,7 +60394,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
                     down,
                     objectType,
                     down_objectHandle,
-                    privateDataSlot,
+                    down_privateDataSlot,
                     pData,
                 )
         };
@@ -51950,6 +60475,23 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetQueryPoolResults, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_get_query_pool_results`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -51959,7 +60501,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
                 .call_down_get_query_pool_results(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                     queryCount,
                     dataSize,
@@ -52205,6 +60747,28 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
                 device.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetRayTracingCaptureReplayShaderGroupHandlesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_get_ray_tracing_capture_replay_shader_group_handles_khr`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -52214,7 +60778,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
                 .call_down_get_ray_tracing_capture_replay_shader_group_handles_khr(
                     &state.next,
                     down,
-                    pipeline,
+                    down_pipeline,
                     firstGroup,
                     groupCount,
                     dataSize,
@@ -52299,6 +60863,28 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetRayTracingShaderGroupHandlesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_get_ray_tracing_shader_group_handles_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -52308,7 +60894,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
                 .call_down_get_ray_tracing_shader_group_handles_khr(
                     &state.next,
                     down,
-                    pipeline,
+                    down_pipeline,
                     firstGroup,
                     groupCount,
                     dataSize,
@@ -52387,6 +60973,28 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetRayTracingShaderGroupStackSizeKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_get_ray_tracing_shader_group_stack_size_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -52396,7 +61004,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
                 .call_down_get_ray_tracing_shader_group_stack_size_khr(
                     &state.next,
                     down,
-                    pipeline,
+                    down_pipeline,
                     group,
                     groupShader,
                 )
@@ -52468,6 +61076,28 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetRefreshCycleDurationGOOGLE,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_refresh_cycle_duration_google`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -52477,7 +61107,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
                 .call_down_get_refresh_cycle_duration_google(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pDisplayTimingProperties,
                 )
         };
@@ -52547,6 +61177,28 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_renderPass,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, renderPass)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetRenderAreaGranularity,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (renderPass,)
+        };
         // SAFETY: the layer's `call_down_get_render_area_granularity`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -52556,7 +61208,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
                 .call_down_get_render_area_granularity(
                     &state.next,
                     down,
-                    renderPass,
+                    down_renderPass,
                     pGranularity,
                 )
         };
@@ -52701,6 +61353,40 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSamplerCaptureDescriptorDataInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetSamplerOpaqueCaptureDescriptorDataEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_sampler_opaque_capture_descriptor_data_ext`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -52710,7 +61396,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
                 .call_down_get_sampler_opaque_capture_descriptor_data_ext(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -52859,6 +61545,28 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_semaphore,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, semaphore)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetSemaphoreCounterValue,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (semaphore,)
+        };
         // SAFETY: the layer's `call_down_get_semaphore_counter_value`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -52868,7 +61576,7 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
                 .call_down_get_semaphore_counter_value(
                     &state.next,
                     down,
-                    semaphore,
+                    down_semaphore,
                     pValue,
                 )
         };
@@ -52924,13 +61632,42 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetFdInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetFdInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSemaphoreGetFdInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetSemaphoreFdKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pGetFdInfo,)
+        };
         // SAFETY: the layer's `call_down_get_semaphore_fd_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_get_semaphore_fd_khr(&state.next, down, pGetFdInfo, pFd)
+                .call_down_get_semaphore_fd_khr(&state.next, down, down_pGetFdInfo, pFd)
         };
         state
             .hooks
@@ -52998,6 +61735,40 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetWin32HandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetWin32HandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSemaphoreGetWin32HandleInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetSemaphoreWin32HandleKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGetWin32HandleInfo,)
+        };
         // SAFETY: the layer's `call_down_get_semaphore_win32_handle_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -53007,7 +61778,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
                 .call_down_get_semaphore_win32_handle_khr(
                     &state.next,
                     down,
-                    pGetWin32HandleInfo,
+                    down_pGetWin32HandleInfo,
                     pHandle,
                 )
         };
@@ -53077,6 +61848,40 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pGetZirconHandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pGetZirconHandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSemaphoreGetZirconHandleInfoFUCHSIA,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetSemaphoreZirconHandleFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pGetZirconHandleInfo,)
+        };
         // SAFETY: the layer's `call_down_get_semaphore_zircon_handle_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -53086,7 +61891,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 .call_down_get_semaphore_zircon_handle_fuchsia(
                     &state.next,
                     down,
-                    pGetZirconHandleInfo,
+                    down_pGetZirconHandleInfo,
                     pZirconHandle,
                 )
         };
@@ -53159,6 +61964,23 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_shader,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, shader)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetShaderBinaryDataEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (shader,)
+        };
         // SAFETY: the layer's `call_down_get_shader_binary_data_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -53168,7 +61990,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
                 .call_down_get_shader_binary_data_ext(
                     &state.next,
                     down,
-                    shader,
+                    down_shader,
                     pDataSize,
                     pData,
                 )
@@ -53245,6 +62067,23 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_pipeline,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, pipeline)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetShaderInfoAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (pipeline,)
+        };
         // SAFETY: the layer's `call_down_get_shader_info_amd`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -53254,7 +62093,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
                 .call_down_get_shader_info_amd(
                     &state.next,
                     down,
-                    pipeline,
+                    down_pipeline,
                     shaderStage,
                     infoType,
                     pInfoSize,
@@ -53336,6 +62175,28 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_instrumentation,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, instrumentation)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetShaderInstrumentationValuesARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (instrumentation,)
+        };
         // SAFETY: the layer's `call_down_get_shader_instrumentation_values_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -53345,7 +62206,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
                 .call_down_get_shader_instrumentation_values_arm(
                     &state.next,
                     down,
-                    instrumentation,
+                    down_instrumentation,
                     pMetricBlockCount,
                     pMetricValues,
                     flags,
@@ -53419,6 +62280,40 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pCreateInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkShaderModuleCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetShaderModuleCreateInfoIdentifierEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pCreateInfo,)
+        };
         // SAFETY: the layer's `call_down_get_shader_module_create_info_identifier_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -53428,7 +62323,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
                 .call_down_get_shader_module_create_info_identifier_ext(
                     &state.next,
                     down,
-                    pCreateInfo,
+                    down_pCreateInfo,
                     pIdentifier,
                 )
         };
@@ -53496,6 +62391,28 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_shaderModule,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, shaderModule)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetShaderModuleIdentifierEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (shaderModule,)
+        };
         // SAFETY: the layer's `call_down_get_shader_module_identifier_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -53505,7 +62422,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
                 .call_down_get_shader_module_identifier_ext(
                     &state.next,
                     down,
-                    shaderModule,
+                    down_shaderModule,
                     pIdentifier,
                 )
         };
@@ -53644,6 +62561,23 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetSwapchainCounterEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_swapchain_counter_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -53653,7 +62587,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
                 .call_down_get_swapchain_counter_ext(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     counter,
                     pCounterValue,
                 )
@@ -53728,6 +62662,23 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetSwapchainImagesKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_swapchain_images_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -53737,7 +62688,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
                 .call_down_get_swapchain_images_khr(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pSwapchainImageCount,
                     pSwapchainImages,
                 )
@@ -53798,11 +62749,30 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkGetSwapchainStatusKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_swapchain_status_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_get_swapchain_status_khr(&state.next, down, swapchain)
+            state
+                .hooks
+                .call_down_get_swapchain_status_khr(&state.next, down, down_swapchain)
         };
         state
             .hooks
@@ -53872,6 +62842,28 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetSwapchainTimeDomainPropertiesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_swapchain_time_domain_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -53881,7 +62873,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
                 .call_down_get_swapchain_time_domain_properties_ext(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pSwapchainTimeDomainProperties,
                     pTimeDomainsCounter,
                 )
@@ -53956,6 +62948,28 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetSwapchainTimingPropertiesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_get_swapchain_timing_properties_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -53965,7 +62979,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
                 .call_down_get_swapchain_timing_properties_ext(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pSwapchainTimingProperties,
                     pSwapchainTimingPropertiesCounter,
                 )
@@ -54037,6 +63051,40 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkTensorMemoryRequirementsInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetTensorMemoryRequirementsARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_tensor_memory_requirements_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -54046,7 +63094,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
                 .call_down_get_tensor_memory_requirements_arm(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pMemoryRequirements,
                 )
         };
@@ -54117,6 +63165,39 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pTensors,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pTensors,
+                        tensorCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetTensorOpaqueCaptureDataARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pTensors,)
+        };
         // SAFETY: the layer's `call_down_get_tensor_opaque_capture_data_arm`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -54127,7 +63208,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
                     &state.next,
                     down,
                     tensorCount,
-                    pTensors,
+                    down_pTensors,
                     pDatas,
                 )
         };
@@ -54198,6 +63279,40 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkTensorCaptureDescriptorDataInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetTensorOpaqueCaptureDescriptorDataARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_tensor_opaque_capture_descriptor_data_arm`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -54207,7 +63322,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
                 .call_down_get_tensor_opaque_capture_descriptor_data_arm(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -54277,6 +63392,40 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkTensorViewCaptureDescriptorDataInfoARM,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetTensorViewOpaqueCaptureDescriptorDataARM,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_get_tensor_view_opaque_capture_descriptor_data_arm`, whose
         // contract is the command's own: the caller's arguments (valid per the command's valid usage) with
         // the next level's handles where the layer unwraps them.
@@ -54286,7 +63435,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
                 .call_down_get_tensor_view_opaque_capture_descriptor_data_arm(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pData,
                 )
         };
@@ -54359,6 +63508,28 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_validationCache,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, validationCache)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetValidationCacheDataEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (validationCache,)
+        };
         // SAFETY: the layer's `call_down_get_validation_cache_data_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -54368,7 +63539,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
                 .call_down_get_validation_cache_data_ext(
                     &state.next,
                     down,
-                    validationCache,
+                    down_validationCache,
                     pDataSize,
                     pData,
                 )
@@ -54443,6 +63614,28 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_videoSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, videoSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkGetVideoSessionMemoryRequirementsKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (videoSession,)
+        };
         // SAFETY: the layer's `call_down_get_video_session_memory_requirements_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -54452,7 +63645,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
                 .call_down_get_video_session_memory_requirements_khr(
                     &state.next,
                     down,
-                    videoSession,
+                    down_videoSession,
                     pMemoryRequirementsCount,
                     pMemoryRequirements,
                 )
@@ -54517,13 +63710,46 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pImportFenceFdInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImportFenceFdInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImportFenceFdInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkImportFenceFdKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pImportFenceFdInfo,)
+        };
         // SAFETY: the layer's `call_down_import_fence_fd_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_import_fence_fd_khr(&state.next, down, pImportFenceFdInfo)
+                .call_down_import_fence_fd_khr(
+                    &state.next,
+                    down,
+                    down_pImportFenceFdInfo,
+                )
         };
         state
             .hooks
@@ -54587,6 +63813,40 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pImportFenceWin32HandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImportFenceWin32HandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImportFenceWin32HandleInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkImportFenceWin32HandleKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pImportFenceWin32HandleInfo,)
+        };
         // SAFETY: the layer's `call_down_import_fence_win32_handle_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -54596,7 +63856,7 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
                 .call_down_import_fence_win32_handle_khr(
                     &state.next,
                     down,
-                    pImportFenceWin32HandleInfo,
+                    down_pImportFenceWin32HandleInfo,
                 )
         };
         state
@@ -54657,6 +63917,35 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pImportSemaphoreFdInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImportSemaphoreFdInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImportSemaphoreFdInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkImportSemaphoreFdKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pImportSemaphoreFdInfo,)
+        };
         // SAFETY: the layer's `call_down_import_semaphore_fd_khr`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -54666,7 +63955,7 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
                 .call_down_import_semaphore_fd_khr(
                     &state.next,
                     down,
-                    pImportSemaphoreFdInfo,
+                    down_pImportSemaphoreFdInfo,
                 )
         };
         state
@@ -54731,6 +64020,40 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pImportSemaphoreWin32HandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImportSemaphoreWin32HandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImportSemaphoreWin32HandleInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkImportSemaphoreWin32HandleKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pImportSemaphoreWin32HandleInfo,)
+        };
         // SAFETY: the layer's `call_down_import_semaphore_win32_handle_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -54740,7 +64063,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
                 .call_down_import_semaphore_win32_handle_khr(
                     &state.next,
                     down,
-                    pImportSemaphoreWin32HandleInfo,
+                    down_pImportSemaphoreWin32HandleInfo,
                 )
         };
         state
@@ -54805,6 +64128,40 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pImportSemaphoreZirconHandleInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImportSemaphoreZirconHandleInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImportSemaphoreZirconHandleInfoFUCHSIA,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkImportSemaphoreZirconHandleFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pImportSemaphoreZirconHandleInfo,)
+        };
         // SAFETY: the layer's `call_down_import_semaphore_zircon_handle_fuchsia`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -54814,7 +64171,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 .call_down_import_semaphore_zircon_handle_fuchsia(
                     &state.next,
                     down,
-                    pImportSemaphoreZirconHandleInfo,
+                    down_pImportSemaphoreZirconHandleInfo,
                 )
         };
         state
@@ -54956,6 +64313,40 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMemoryRanges,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pMemoryRanges,
+                        memoryRangeCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMappedMemoryRange,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkInvalidateMappedMemoryRanges,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pMemoryRanges,)
+        };
         // SAFETY: the layer's `call_down_invalidate_mapped_memory_ranges`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -54966,7 +64357,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
                     &state.next,
                     down,
                     memoryRangeCount,
-                    pMemoryRanges,
+                    down_pMemoryRanges,
                 )
         };
         state
@@ -55031,6 +64422,23 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_signalSemaphore,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, signalSemaphore)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkLatencySleepLegacyNV, r.0, r.1);
+                }
+            }
+        } else {
+            (signalSemaphore,)
+        };
         // SAFETY: the layer's `call_down_latency_sleep_legacy_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -55040,7 +64448,7 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
                 .call_down_latency_sleep_legacy_nv(
                     &state.next,
                     down,
-                    signalSemaphore,
+                    down_signalSemaphore,
                     value,
                 )
         };
@@ -55104,13 +64512,48 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_swapchain, down_pSleepInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, swapchain)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSleepInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkLatencySleepInfoNV,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkLatencySleepNV, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain, pSleepInfo)
+        };
         // SAFETY: the layer's `call_down_latency_sleep_nv`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_latency_sleep_nv(&state.next, down, swapchain, pSleepInfo)
+                .call_down_latency_sleep_nv(
+                    &state.next,
+                    down,
+                    down_swapchain,
+                    down_pSleepInfo,
+                )
         };
         state
             .hooks
@@ -55183,6 +64626,23 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_memory,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkMapMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (memory,)
+        };
         // SAFETY: the layer's `call_down_map_memory`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
@@ -55192,7 +64652,7 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
                 .call_down_map_memory(
                     &state.next,
                     down,
-                    memory,
+                    down_memory,
                     offset,
                     size,
                     flags,
@@ -55254,11 +64714,42 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMemoryMapInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pMemoryMapInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryMapInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkMapMemory2, r.0, r.1);
+                }
+            }
+        } else {
+            (pMemoryMapInfo,)
+        };
         // SAFETY: the layer's `call_down_map_memory2`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
-            state.hooks.call_down_map_memory2(&state.next, down, pMemoryMapInfo, ppData)
+            state
+                .hooks
+                .call_down_map_memory2(&state.next, down, down_pMemoryMapInfo, ppData)
         };
         state
             .hooks
@@ -55325,6 +64816,35 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_dstCache, down_pSrcCaches) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, dstCache)?,
+                    crate::unwrap::handles(
+                        walk_u,
+                        pSrcCaches,
+                        srcCacheCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkMergePipelineCaches, r.0, r.1);
+                }
+            }
+        } else {
+            (dstCache, pSrcCaches)
+        };
         // SAFETY: the layer's `call_down_merge_pipeline_caches`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -55334,9 +64854,9 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
                 .call_down_merge_pipeline_caches(
                     &state.next,
                     down,
-                    dstCache,
+                    down_dstCache,
                     srcCacheCount,
-                    pSrcCaches,
+                    down_pSrcCaches,
                 )
         };
         state
@@ -55409,6 +64929,40 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_dstCache, down_pSrcCaches) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, dstCache)?,
+                    crate::unwrap::handles(
+                        walk_u,
+                        pSrcCaches,
+                        srcCacheCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkMergeValidationCachesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (dstCache, pSrcCaches)
+        };
         // SAFETY: the layer's `call_down_merge_validation_caches_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -55418,9 +64972,9 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
                 .call_down_merge_validation_caches_ext(
                     &state.next,
                     down,
-                    dstCache,
+                    down_dstCache,
                     srcCacheCount,
-                    pSrcCaches,
+                    down_pSrcCaches,
                 )
         };
         state
@@ -55561,6 +65115,36 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
                 queue.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pBindInfo, down_fence) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBindInfo,
+                        bindInfoCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBindSparseInfo,
+                    )?,
+                    crate::unwrap::value(walk_u, fence)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkQueueBindSparse, r.0, r.1);
+                }
+            }
+        } else {
+            (pBindInfo, fence)
+        };
         // SAFETY: the layer's `call_down_queue_bind_sparse`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -55571,8 +65155,8 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
                     &state.next,
                     down,
                     bindInfoCount,
-                    pBindInfo,
-                    fence,
+                    down_pBindInfo,
+                    down_fence,
                 )
         };
         state
@@ -55880,11 +65464,40 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
                 queue.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pPresentInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pPresentInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkPresentInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkQueuePresentKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (pPresentInfo,)
+        };
         // SAFETY: the layer's `call_down_queue_present_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_queue_present_khr(&state.next, down, pPresentInfo)
+            state.hooks.call_down_queue_present_khr(&state.next, down, down_pPresentInfo)
         };
         state
             .hooks
@@ -56010,6 +65623,28 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
                 queue.0 as u64,
             );
         };
+        let (down_configuration,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, configuration)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkQueueSetPerformanceConfigurationINTEL,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (configuration,)
+        };
         // SAFETY: the layer's `call_down_queue_set_performance_configuration_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -56019,7 +65654,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
                 .call_down_queue_set_performance_configuration_intel(
                     &state.next,
                     down,
-                    configuration,
+                    down_configuration,
                 )
         };
         state
@@ -56086,13 +65721,49 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
                 queue.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSubmits, down_fence) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSubmits,
+                        submitCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSubmitInfo,
+                    )?,
+                    crate::unwrap::value(walk_u, fence)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkQueueSubmit, r.0, r.1);
+                }
+            }
+        } else {
+            (pSubmits, fence)
+        };
         // SAFETY: the layer's `call_down_queue_submit`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_queue_submit(&state.next, down, submitCount, pSubmits, fence)
+                .call_down_queue_submit(
+                    &state.next,
+                    down,
+                    submitCount,
+                    down_pSubmits,
+                    down_fence,
+                )
         };
         state
             .hooks
@@ -56160,13 +65831,49 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
                 queue.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSubmits, down_fence) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSubmits,
+                        submitCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSubmitInfo2,
+                    )?,
+                    crate::unwrap::value(walk_u, fence)?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkQueueSubmit2, r.0, r.1);
+                }
+            }
+        } else {
+            (pSubmits, fence)
+        };
         // SAFETY: the layer's `call_down_queue_submit2`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_queue_submit2(&state.next, down, submitCount, pSubmits, fence)
+                .call_down_queue_submit2(
+                    &state.next,
+                    down,
+                    submitCount,
+                    down_pSubmits,
+                    down_fence,
+                )
         };
         state
             .hooks
@@ -56451,6 +66158,28 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_display,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, display)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkRegisterDisplayEventEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (display,)
+        };
         // SAFETY: the layer's `call_down_register_display_event_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -56460,7 +66189,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
                 .call_down_register_display_event_ext(
                     &state.next,
                     down,
-                    display,
+                    down_display,
                     pDisplayEventInfo,
                     pAllocator,
                     pFence,
@@ -56534,6 +66263,40 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkReleaseCapturedPipelineDataInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkReleaseCapturedPipelineDataKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pInfo,)
+        };
         // SAFETY: the layer's `call_down_release_captured_pipeline_data_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -56543,7 +66306,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
                 .call_down_release_captured_pipeline_data_khr(
                     &state.next,
                     down,
-                    pInfo,
+                    down_pInfo,
                     pAllocator,
                 )
         };
@@ -56610,6 +66373,28 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkReleaseFullScreenExclusiveModeEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_release_full_screen_exclusive_mode_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -56619,7 +66404,7 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
                 .call_down_release_full_screen_exclusive_mode_ext(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                 )
         };
         state
@@ -56684,6 +66469,28 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_configuration,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, configuration)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkReleasePerformanceConfigurationINTEL,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (configuration,)
+        };
         // SAFETY: the layer's `call_down_release_performance_configuration_intel`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -56693,7 +66500,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
                 .call_down_release_performance_configuration_intel(
                     &state.next,
                     down,
-                    configuration,
+                    down_configuration,
                 )
         };
         state
@@ -56803,13 +66610,51 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pReleaseInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pReleaseInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkReleaseSwapchainImagesInfoKHR,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkReleaseSwapchainImagesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pReleaseInfo,)
+        };
         // SAFETY: the layer's `call_down_release_swapchain_images_khr`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_release_swapchain_images_khr(&state.next, down, pReleaseInfo)
+                .call_down_release_swapchain_images_khr(
+                    &state.next,
+                    down,
+                    down_pReleaseInfo,
+                )
         };
         state
             .hooks
@@ -56927,13 +66772,30 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_commandPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, commandPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkResetCommandPool, r.0, r.1);
+                }
+            }
+        } else {
+            (commandPool,)
+        };
         // SAFETY: the layer's `call_down_reset_command_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_reset_command_pool(&state.next, down, commandPool, flags)
+                .call_down_reset_command_pool(&state.next, down, down_commandPool, flags)
         };
         state
             .hooks
@@ -56997,6 +66859,23 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_descriptorPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkResetDescriptorPool, r.0, r.1);
+                }
+            }
+        } else {
+            (descriptorPool,)
+        };
         // SAFETY: the layer's `call_down_reset_descriptor_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -57006,7 +66885,7 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
                 .call_down_reset_descriptor_pool(
                     &state.next,
                     down,
-                    descriptorPool,
+                    down_descriptorPool,
                     flags,
                 )
         };
@@ -57059,11 +66938,28 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkResetEvent, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_reset_event`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
-            state.hooks.call_down_reset_event(&state.next, down, event)
+            state.hooks.call_down_reset_event(&state.next, down, down_event)
         };
         state.hooks.post_call_record_reset_event(&state.next, device, event, result);
         result
@@ -57109,11 +67005,41 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pFences,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pFences,
+                        fenceCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkResetFences, r.0, r.1);
+                }
+            }
+        } else {
+            (pFences,)
+        };
         // SAFETY: the layer's `call_down_reset_fences`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
-            state.hooks.call_down_reset_fences(&state.next, down, fenceCount, pFences)
+            state
+                .hooks
+                .call_down_reset_fences(&state.next, down, fenceCount, down_pFences)
         };
         state
             .hooks
@@ -57166,11 +67092,30 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_gpaSession,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, gpaSession)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkResetGpaSessionAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (gpaSession,)
+        };
         // SAFETY: the layer's `call_down_reset_gpa_session_amd`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_reset_gpa_session_amd(&state.next, down, gpaSession)
+            state
+                .hooks
+                .call_down_reset_gpa_session_amd(&state.next, down, down_gpaSession)
         };
         state
             .hooks
@@ -57236,6 +67181,23 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_queryPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, queryPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkResetQueryPool, r.0, r.1);
+                }
+            }
+        } else {
+            (queryPool,)
+        };
         // SAFETY: the layer's `call_down_reset_query_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -57245,7 +67207,7 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
                 .call_down_reset_query_pool(
                     &state.next,
                     down,
-                    queryPool,
+                    down_queryPool,
                     firstQuery,
                     queryCount,
                 )
@@ -57315,6 +67277,41 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_collection, down_pBufferConstraintsInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, collection)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pBufferConstraintsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkBufferConstraintsInfoFUCHSIA,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSetBufferCollectionBufferConstraintsFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (collection, pBufferConstraintsInfo)
+        };
         // SAFETY: the layer's `call_down_set_buffer_collection_buffer_constraints_fuchsia`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -57324,8 +67321,8 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
                 .call_down_set_buffer_collection_buffer_constraints_fuchsia(
                     &state.next,
                     down,
-                    collection,
-                    pBufferConstraintsInfo,
+                    down_collection,
+                    down_pBufferConstraintsInfo,
                 )
         };
         state
@@ -57394,6 +67391,41 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_collection, down_pImageConstraintsInfo) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, collection)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pImageConstraintsInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkImageConstraintsInfoFUCHSIA,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSetBufferCollectionImageConstraintsFUCHSIA,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (collection, pImageConstraintsInfo)
+        };
         // SAFETY: the layer's `call_down_set_buffer_collection_image_constraints_fuchsia`, whose contract
         // is the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -57403,8 +67435,8 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
                 .call_down_set_buffer_collection_image_constraints_fuchsia(
                     &state.next,
                     down,
-                    collection,
-                    pImageConstraintsInfo,
+                    down_collection,
+                    down_pImageConstraintsInfo,
                 )
         };
         state
@@ -57470,34 +67502,39 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
                 device.0 as u64,
             );
         };
-        let copy_pNameInfo: VkDebugUtilsObjectNameInfoEXT;
-        let down_pNameInfo: *const VkDebugUtilsObjectNameInfoEXT = if pNameInfo.is_null()
-        {
-            pNameInfo
-        } else {
-            // SAFETY: `pNameInfo` is a valid `VkDebugUtilsObjectNameInfoEXT` (valid usage).
-            let info = unsafe { *pNameInfo };
-            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
-                None => {
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pNameInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pNameInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDebugUtilsObjectNameInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
                     return refused::<
                         L,
                         _,
                     >(
                         state.messengers(),
                         command_id::vkSetDebugUtilsObjectNameEXT,
-                        info.objectType,
-                        info.objectHandle,
+                        r.0,
+                        r.1,
                     );
                 }
-                Some(handle) if handle == info.objectHandle => pNameInfo,
-                Some(handle) => {
-                    copy_pNameInfo = VkDebugUtilsObjectNameInfoEXT {
-                        objectHandle: handle,
-                        ..info
-                    };
-                    &copy_pNameInfo
-                }
             }
+        } else {
+            (pNameInfo,)
         };
         // SAFETY: the layer's `call_down_set_debug_utils_object_name_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -57573,33 +67610,39 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
                 device.0 as u64,
             );
         };
-        let copy_pTagInfo: VkDebugUtilsObjectTagInfoEXT;
-        let down_pTagInfo: *const VkDebugUtilsObjectTagInfoEXT = if pTagInfo.is_null() {
-            pTagInfo
-        } else {
-            // SAFETY: `pTagInfo` is a valid `VkDebugUtilsObjectTagInfoEXT` (valid usage).
-            let info = unsafe { *pTagInfo };
-            match L::unwrap_object(&state.hooks, info.objectType, info.objectHandle) {
-                None => {
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pTagInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pTagInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDebugUtilsObjectTagInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
                     return refused::<
                         L,
                         _,
                     >(
                         state.messengers(),
                         command_id::vkSetDebugUtilsObjectTagEXT,
-                        info.objectType,
-                        info.objectHandle,
+                        r.0,
+                        r.1,
                     );
                 }
-                Some(handle) if handle == info.objectHandle => pTagInfo,
-                Some(handle) => {
-                    copy_pTagInfo = VkDebugUtilsObjectTagInfoEXT {
-                        objectHandle: handle,
-                        ..info
-                    };
-                    &copy_pTagInfo
-                }
             }
+        } else {
+            (pTagInfo,)
         };
         // SAFETY: the layer's `call_down_set_debug_utils_object_tag_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
@@ -57678,6 +67721,28 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_memory,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSetDeviceMemoryPriorityEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (memory,)
+        };
         // SAFETY: the layer's `call_down_set_device_memory_priority_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -57687,7 +67752,7 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
                 .call_down_set_device_memory_priority_ext(
                     &state.next,
                     down,
-                    memory,
+                    down_memory,
                     priority,
                 )
         };
@@ -57738,11 +67803,28 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_event,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, event)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSetEvent, r.0, r.1);
+                }
+            }
+        } else {
+            (event,)
+        };
         // SAFETY: the layer's `call_down_set_event`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
-            state.hooks.call_down_set_event(&state.next, down, event)
+            state.hooks.call_down_set_event(&state.next, down, down_event)
         };
         state.hooks.post_call_record_set_event(&state.next, device, event, result);
         result
@@ -57861,6 +67943,34 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSwapchains,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pSwapchains,
+                        swapchainCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSetHdrMetadataEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (pSwapchains,)
+        };
         // SAFETY: the layer's `call_down_set_hdr_metadata_ext`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -57871,7 +67981,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
                     &state.next,
                     down,
                     swapchainCount,
-                    pSwapchains,
+                    down_pSwapchains,
                     pMetadata,
                 )
         };
@@ -58013,6 +68123,23 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSetLatencyMarkerNV, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_set_latency_marker_nv`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -58022,7 +68149,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
                 .call_down_set_latency_marker_nv(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pLatencyMarkerInfo,
                 )
         };
@@ -58172,6 +68299,23 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSetLatencySleepModeNV, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_set_latency_sleep_mode_nv`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -58181,7 +68325,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
                 .call_down_set_latency_sleep_mode_nv(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pSleepModeInfo,
                 )
         };
@@ -58247,6 +68391,23 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapChain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapChain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSetLocalDimmingAMD, r.0, r.1);
+                }
+            }
+        } else {
+            (swapChain,)
+        };
         // SAFETY: the layer's `call_down_set_local_dimming_amd`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -58256,7 +68417,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
                 .call_down_set_local_dimming_amd(
                     &state.next,
                     down,
-                    swapChain,
+                    down_swapChain,
                     localDimmingEnable,
                 )
         };
@@ -58326,20 +68487,23 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
                 device.0 as u64,
             );
         };
-        let Some(down_objectHandle) = L::unwrap_object(
-            &state.hooks,
-            objectType,
-            objectHandle,
-        ) else {
-            return refused::<
-                L,
-                _,
-            >(
-                state.messengers(),
-                command_id::vkSetPrivateData,
-                objectType,
-                objectHandle,
-            );
+        let (down_objectHandle, down_privateDataSlot) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::object(walk_u, objectType, objectHandle)?,
+                crate::unwrap::value(walk_u, privateDataSlot)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSetPrivateData, r.0, r.1);
+                }
+            }
+        } else {
+            (objectHandle, privateDataSlot)
         };
         // SAFETY: the layer's `call_down_set_private_data`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
@@ -58352,7 +68516,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
                     down,
                     objectType,
                     down_objectHandle,
-                    privateDataSlot,
+                    down_privateDataSlot,
                     data,
                 )
         };
@@ -58424,6 +68588,28 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkSetSwapchainPresentTimingQueueSizeEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_set_swapchain_present_timing_queue_size_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -58433,7 +68619,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
                 .call_down_set_swapchain_present_timing_queue_size_ext(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     size,
                 )
         };
@@ -58539,11 +68725,40 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSignalInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSignalInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSemaphoreSignalInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkSignalSemaphore, r.0, r.1);
+                }
+            }
+        } else {
+            (pSignalInfo,)
+        };
         // SAFETY: the layer's `call_down_signal_semaphore`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_signal_semaphore(&state.next, down, pSignalInfo)
+            state.hooks.call_down_signal_semaphore(&state.next, down, down_pSignalInfo)
         };
         state
             .hooks
@@ -58605,6 +68820,35 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pTransitions,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pTransitions,
+                        transitionCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkHostImageLayoutTransitionInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkTransitionImageLayout, r.0, r.1);
+                }
+            }
+        } else {
+            (pTransitions,)
+        };
         // SAFETY: the layer's `call_down_transition_image_layout`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -58615,7 +68859,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
                     &state.next,
                     down,
                     transitionCount,
-                    pTransitions,
+                    down_pTransitions,
                 )
         };
         state
@@ -58670,13 +68914,30 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_commandPool,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, commandPool)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkTrimCommandPool, r.0, r.1);
+                }
+            }
+        } else {
+            (commandPool,)
+        };
         // SAFETY: the layer's `call_down_trim_command_pool`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         unsafe {
             state
                 .hooks
-                .call_down_trim_command_pool(&state.next, down, commandPool, flags)
+                .call_down_trim_command_pool(&state.next, down, down_commandPool, flags)
         };
         state
             .hooks
@@ -58773,10 +69034,27 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_memory,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, memory)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkUnmapMemory, r.0, r.1);
+                }
+            }
+        } else {
+            (memory,)
+        };
         // SAFETY: the layer's `call_down_unmap_memory`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
-        unsafe { state.hooks.call_down_unmap_memory(&state.next, down, memory) };
+        unsafe { state.hooks.call_down_unmap_memory(&state.next, down, down_memory) };
         state.hooks.post_call_record_unmap_memory(&state.next, device, memory);
     })
 }
@@ -58817,11 +69095,40 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMemoryUnmapInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pMemoryUnmapInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkMemoryUnmapInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkUnmapMemory2, r.0, r.1);
+                }
+            }
+        } else {
+            (pMemoryUnmapInfo,)
+        };
         // SAFETY: the layer's `call_down_unmap_memory2`, whose contract is the command's own: the caller's
         // arguments (valid per the command's valid usage) with the next level's handles where the layer
         // unwraps them.
         let result = unsafe {
-            state.hooks.call_down_unmap_memory2(&state.next, down, pMemoryUnmapInfo)
+            state.hooks.call_down_unmap_memory2(&state.next, down, down_pMemoryUnmapInfo)
         };
         state
             .hooks
@@ -58959,6 +69266,29 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_descriptorSet, down_descriptorUpdateTemplate) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, descriptorSet)?,
+                crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkUpdateDescriptorSetWithTemplate,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (descriptorSet, descriptorUpdateTemplate)
+        };
         // SAFETY: the layer's `call_down_update_descriptor_set_with_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -58968,8 +69298,8 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
                 .call_down_update_descriptor_set_with_template(
                     &state.next,
                     down,
-                    descriptorSet,
-                    descriptorUpdateTemplate,
+                    down_descriptorSet,
+                    down_descriptorUpdateTemplate,
                     pData,
                 )
         };
@@ -59040,6 +69370,42 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pDescriptorWrites, down_pDescriptorCopies) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDescriptorWrites,
+                        descriptorWriteCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkWriteDescriptorSet,
+                    )?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pDescriptorCopies,
+                        descriptorCopyCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkCopyDescriptorSet,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkUpdateDescriptorSets, r.0, r.1);
+                }
+            }
+        } else {
+            (pDescriptorWrites, pDescriptorCopies)
+        };
         // SAFETY: the layer's `call_down_update_descriptor_sets`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -59050,9 +69416,9 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
                     &state.next,
                     down,
                     descriptorWriteCount,
-                    pDescriptorWrites,
+                    down_pDescriptorWrites,
                     descriptorCopyCount,
-                    pDescriptorCopies,
+                    down_pDescriptorCopies,
                 )
         };
         state
@@ -59124,6 +69490,41 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_indirectExecutionSet, down_pExecutionSetWrites) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, indirectExecutionSet)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pExecutionSetWrites,
+                        executionSetWriteCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkWriteIndirectExecutionSetPipelineEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkUpdateIndirectExecutionSetPipelineEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (indirectExecutionSet, pExecutionSetWrites)
+        };
         // SAFETY: the layer's `call_down_update_indirect_execution_set_pipeline_ext`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -59133,9 +69534,9 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
                 .call_down_update_indirect_execution_set_pipeline_ext(
                     &state.next,
                     down,
-                    indirectExecutionSet,
+                    down_indirectExecutionSet,
                     executionSetWriteCount,
-                    pExecutionSetWrites,
+                    down_pExecutionSetWrites,
                 )
         };
         state
@@ -59206,6 +69607,41 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_indirectExecutionSet, down_pExecutionSetWrites) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, indirectExecutionSet)?,
+                    crate::unwrap::structs(
+                        walk_u,
+                        pExecutionSetWrites,
+                        executionSetWriteCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkWriteIndirectExecutionSetShaderEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkUpdateIndirectExecutionSetShaderEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (indirectExecutionSet, pExecutionSetWrites)
+        };
         // SAFETY: the layer's `call_down_update_indirect_execution_set_shader_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -59215,9 +69651,9 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
                 .call_down_update_indirect_execution_set_shader_ext(
                     &state.next,
                     down,
-                    indirectExecutionSet,
+                    down_indirectExecutionSet,
                     executionSetWriteCount,
-                    pExecutionSetWrites,
+                    down_pExecutionSetWrites,
                 )
         };
         state
@@ -59285,6 +69721,28 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_videoSessionParameters,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, videoSessionParameters)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkUpdateVideoSessionParametersKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (videoSessionParameters,)
+        };
         // SAFETY: the layer's `call_down_update_video_session_parameters_khr`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -59294,7 +69752,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
                 .call_down_update_video_session_parameters_khr(
                     &state.next,
                     down,
-                    videoSessionParameters,
+                    down_videoSessionParameters,
                     pUpdateInfo,
                 )
         };
@@ -59366,6 +69824,34 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pFences,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pFences,
+                        fenceCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkWaitForFences, r.0, r.1);
+                }
+            }
+        } else {
+            (pFences,)
+        };
         // SAFETY: the layer's `call_down_wait_for_fences`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -59376,7 +69862,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
                     &state.next,
                     down,
                     fenceCount,
-                    pFences,
+                    down_pFences,
                     waitAll,
                     timeout,
                 )
@@ -59445,6 +69931,23 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkWaitForPresent2KHR, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_wait_for_present2_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -59454,7 +69957,7 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
                 .call_down_wait_for_present2_khr(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     pPresentWait2Info,
                 )
         };
@@ -59523,6 +70026,23 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
                 device.0 as u64,
             );
         };
+        let (down_swapchain,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::value(walk_u, swapchain)?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkWaitForPresentKHR, r.0, r.1);
+                }
+            }
+        } else {
+            (swapchain,)
+        };
         // SAFETY: the layer's `call_down_wait_for_present_khr`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
@@ -59532,7 +70052,7 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
                 .call_down_wait_for_present_khr(
                     &state.next,
                     down,
-                    swapchain,
+                    down_swapchain,
                     presentId,
                     timeout,
                 )
@@ -59590,11 +70110,42 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pWaitInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pWaitInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSemaphoreWaitInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkWaitSemaphores, r.0, r.1);
+                }
+            }
+        } else {
+            (pWaitInfo,)
+        };
         // SAFETY: the layer's `call_down_wait_semaphores`, whose contract is the command's own: the
         // caller's arguments (valid per the command's valid usage) with the next level's handles where the
         // layer unwraps them.
         let result = unsafe {
-            state.hooks.call_down_wait_semaphores(&state.next, down, pWaitInfo, timeout)
+            state
+                .hooks
+                .call_down_wait_semaphores(&state.next, down, down_pWaitInfo, timeout)
         };
         state
             .hooks
@@ -59674,6 +70225,39 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pAccelerationStructures,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pAccelerationStructures,
+                        accelerationStructureCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkWriteAccelerationStructuresPropertiesKHR,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pAccelerationStructures,)
+        };
         // SAFETY: the layer's `call_down_write_acceleration_structures_properties_khr`, whose contract is
         // the command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
@@ -59684,7 +70268,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
                     &state.next,
                     down,
                     accelerationStructureCount,
-                    pAccelerationStructures,
+                    down_pAccelerationStructures,
                     queryType,
                     dataSize,
                     pData,
@@ -59773,6 +70357,39 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pMicromaps,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::handles(
+                        walk_u,
+                        pMicromaps,
+                        micromapCount as usize,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkWriteMicromapsPropertiesEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pMicromaps,)
+        };
         // SAFETY: the layer's `call_down_write_micromaps_properties_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -59783,7 +70400,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
                     &state.next,
                     down,
                     micromapCount,
-                    pMicromaps,
+                    down_pMicromaps,
                     queryType,
                     dataSize,
                     pData,
@@ -59863,6 +70480,40 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pResources,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pResources,
+                        resourceCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkResourceDescriptorInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkWriteResourceDescriptorsEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pResources,)
+        };
         // SAFETY: the layer's `call_down_write_resource_descriptors_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -59873,7 +70524,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
                     &state.next,
                     down,
                     resourceCount,
-                    pResources,
+                    down_pResources,
                     pDescriptors,
                 )
         };
@@ -59947,6 +70598,40 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pSamplers,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pSamplers,
+                        samplerCount as usize,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkSamplerCreateInfo,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkWriteSamplerDescriptorsEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pSamplers,)
+        };
         // SAFETY: the layer's `call_down_write_sampler_descriptors_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
@@ -59957,7 +70642,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
                     &state.next,
                     down,
                     samplerCount,
-                    pSamplers,
+                    down_pSamplers,
                     pDescriptors,
                 )
         };

@@ -2952,11 +2952,11 @@ pub const DEVICE_HOOK_NAMES: &[&str] = &[
 /// - `pre_call_validate_*`: `Some(r)` skips the call (and the other hooks) and returns
 ///   `r` to the caller;
 /// - `pre_call_record_*`: before the call goes down;
-/// - `call_down_*`: the call itself, given what goes down (the first handle, and images and
-///   image views among the parameters, already the next level's:
-///   [`Layer::unwrap_*`](crate::Layer::unwrap_instance)); the default calls
-///   the next level's function with those arguments. A layer that changes what goes down
-///   (handles inside structures and arrays unwrapped, a parameter replaced) or answers
+/// - `call_down_*`: the call itself, given what goes down (the first handle already the
+///   next level's: [`Layer::unwrap_*`](crate::Layer::unwrap_instance); with
+///   [`Layer::WRAPS_HANDLES`](crate::Layer::WRAPS_HANDLES), every handle the other
+///   parameters reach too); the default calls the next level's function with those
+///   arguments. A layer that changes what goes down (a parameter replaced) or answers
 ///   the call itself implements it; what it returns is the command's result;
 /// - `post_call_record_*`: after, with the caller's own arguments and the result.
 #[allow(unused_variables)]
@@ -2979,7 +2979,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         drmFd: i32,
         display: VkDisplayKHR,
     ) {}
-    ///`vkAcquireDrmDisplayEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireDrmDisplayEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3025,7 +3025,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
     ) {}
-    ///`vkAcquireWinrtDisplayNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireWinrtDisplayNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3071,7 +3071,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         dpy: *mut Display,
         display: VkDisplayKHR,
     ) {}
-    ///`vkAcquireXlibDisplayEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireXlibDisplayEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3121,7 +3121,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateAndroidSurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateAndroidSurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3175,7 +3175,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pCallback: *mut VkDebugReportCallbackEXT,
     ) {}
-    ///`vkCreateDebugReportCallbackEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDebugReportCallbackEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3229,7 +3229,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pMessenger: *mut VkDebugUtilsMessengerEXT,
     ) {}
-    ///`vkCreateDebugUtilsMessengerEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDebugUtilsMessengerEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3283,7 +3283,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateDirectFBSurfaceEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDirectFBSurfaceEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3339,7 +3339,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pMode: *mut VkDisplayModeKHR,
     ) {}
-    ///`vkCreateDisplayModeKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDisplayModeKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3393,7 +3393,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateDisplayPlaneSurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDisplayPlaneSurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3447,7 +3447,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateHeadlessSurfaceEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateHeadlessSurfaceEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3501,7 +3501,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateIOSSurfaceMVK`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateIOSSurfaceMVK`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3553,7 +3553,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateImagePipeSurfaceFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateImagePipeSurfaceFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3607,7 +3607,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateMacOSSurfaceMVK`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateMacOSSurfaceMVK`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3659,7 +3659,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateMetalSurfaceEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateMetalSurfaceEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3711,7 +3711,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateScreenSurfaceQNX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateScreenSurfaceQNX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3763,7 +3763,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateStreamDescriptorSurfaceGGP`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateStreamDescriptorSurfaceGGP`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3817,7 +3817,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateSurfaceOHOS`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateSurfaceOHOS`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateSurfaceOHOS`'s
@@ -3869,7 +3869,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateUbmSurfaceSEC`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateUbmSurfaceSEC`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -3921,7 +3921,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateViSurfaceNN`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateViSurfaceNN`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateViSurfaceNN`'s
@@ -3973,7 +3973,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateWaylandSurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateWaylandSurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4027,7 +4027,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateWin32SurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateWin32SurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4079,7 +4079,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateXcbSurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateXcbSurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4131,7 +4131,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSurface: *mut VkSurfaceKHR,
     ) {}
-    ///`vkCreateXlibSurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateXlibSurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4191,7 +4191,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pLayerPrefix: *const c_char,
         pMessage: *const c_char,
     ) {}
-    ///`vkDebugReportMessageEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDebugReportMessageEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4259,7 +4259,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         callback: VkDebugReportCallbackEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDebugReportCallbackEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDebugReportCallbackEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4308,7 +4308,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         messenger: VkDebugUtilsMessengerEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDebugUtilsMessengerEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDebugUtilsMessengerEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4357,7 +4357,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         surface: VkSurfaceKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroySurfaceKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroySurfaceKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroySurfaceKHR`'s
@@ -4406,7 +4406,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkExtensionProperties,
     ) {}
-    ///`vkEnumerateDeviceExtensionProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumerateDeviceExtensionProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4459,7 +4459,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkLayerProperties,
     ) {}
-    ///`vkEnumerateDeviceLayerProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumerateDeviceLayerProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4509,7 +4509,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPhysicalDeviceGroupCount: *mut u32,
         pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
     ) {}
-    ///`vkEnumeratePhysicalDeviceGroups`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumeratePhysicalDeviceGroups`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4563,7 +4563,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pCounters: *mut VkPerformanceCounterARM,
         pCounterDescriptions: *mut VkPerformanceCounterDescriptionARM,
     ) {}
-    ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4632,7 +4632,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pCounters: *mut VkPerformanceCounterKHR,
         pCounterDescriptions: *mut VkPerformanceCounterDescriptionKHR,
     ) {}
-    ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4697,7 +4697,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pDescriptionCount: *mut u32,
         pDescriptions: *mut VkShaderInstrumentationMetricDescriptionARM,
     ) {}
-    ///`vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4749,7 +4749,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPhysicalDeviceCount: *mut u32,
         pPhysicalDevices: *mut VkPhysicalDevice,
     ) {}
-    ///`vkEnumeratePhysicalDevices`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEnumeratePhysicalDevices`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4801,7 +4801,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayModeProperties2KHR,
     ) {}
-    ///`vkGetDisplayModeProperties2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDisplayModeProperties2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4855,7 +4855,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayModePropertiesKHR,
     ) {}
-    ///`vkGetDisplayModePropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDisplayModePropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4907,7 +4907,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pDisplayPlaneInfo: *const VkDisplayPlaneInfo2KHR,
         pCapabilities: *mut VkDisplayPlaneCapabilities2KHR,
     ) {}
-    ///`vkGetDisplayPlaneCapabilities2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDisplayPlaneCapabilities2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -4959,7 +4959,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         planeIndex: u32,
         pCapabilities: *mut VkDisplayPlaneCapabilitiesKHR,
     ) {}
-    ///`vkGetDisplayPlaneCapabilitiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDisplayPlaneCapabilitiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5013,7 +5013,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pDisplayCount: *mut u32,
         pDisplays: *mut VkDisplayKHR,
     ) {}
-    ///`vkGetDisplayPlaneSupportedDisplaysKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDisplayPlaneSupportedDisplaysKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5068,7 +5068,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         connectorId: u32,
         display: *mut VkDisplayKHR,
     ) {}
-    ///`vkGetDrmDisplayEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDrmDisplayEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetDrmDisplayEXT`'s
@@ -5118,7 +5118,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pTimeDomainCount: *mut u32,
         pTimeDomains: *mut VkTimeDomainKHR,
     ) {}
-    ///`vkGetPhysicalDeviceCalibrateableTimeDomainsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceCalibrateableTimeDomainsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5169,7 +5169,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixFlexibleDimensionsPropertiesNV,
     ) {}
-    ///`vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5224,7 +5224,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixProperties2EXT,
     ) {}
-    ///`vkGetPhysicalDeviceCooperativeMatrixProperties2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceCooperativeMatrixProperties2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5278,7 +5278,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5329,7 +5329,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeMatrixPropertiesNV,
     ) {}
-    ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceCooperativeMatrixPropertiesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5380,7 +5380,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkCooperativeVectorPropertiesNV,
     ) {}
-    ///`vkGetPhysicalDeviceCooperativeVectorPropertiesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceCooperativeVectorPropertiesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5429,7 +5429,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         descriptorType: VkDescriptorType,
     ) {}
-    ///`vkGetPhysicalDeviceDescriptorSizeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceDescriptorSizeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5478,7 +5478,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         queueFamilyIndex: u32,
         dfb: *mut IDirectFB,
     ) {}
-    ///`vkGetPhysicalDeviceDirectFBPresentationSupportEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceDirectFBPresentationSupportEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5529,7 +5529,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlaneProperties2KHR,
     ) {}
-    ///`vkGetPhysicalDeviceDisplayPlaneProperties2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceDisplayPlaneProperties2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5580,7 +5580,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPlanePropertiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceDisplayPlanePropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceDisplayPlanePropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5631,7 +5631,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayProperties2KHR,
     ) {}
-    ///`vkGetPhysicalDeviceDisplayProperties2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceDisplayProperties2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5682,7 +5682,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkDisplayPropertiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceDisplayPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceDisplayPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5733,7 +5733,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pExternalBufferInfo: *const VkPhysicalDeviceExternalBufferInfo,
         pExternalBufferProperties: *mut VkExternalBufferProperties,
     ) {}
-    ///`vkGetPhysicalDeviceExternalBufferProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceExternalBufferProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5783,7 +5783,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pExternalFenceInfo: *const VkPhysicalDeviceExternalFenceInfo,
         pExternalFenceProperties: *mut VkExternalFenceProperties,
     ) {}
-    ///`vkGetPhysicalDeviceExternalFenceProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceExternalFenceProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5843,7 +5843,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         externalHandleType: VkExternalMemoryHandleTypeFlagsNV,
         pExternalImageFormatProperties: *mut VkExternalImageFormatPropertiesNV,
     ) {}
-    ///`vkGetPhysicalDeviceExternalImageFormatPropertiesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceExternalImageFormatPropertiesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5916,7 +5916,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pExternalSemaphoreInfo: *const VkPhysicalDeviceExternalSemaphoreInfo,
         pExternalSemaphoreProperties: *mut VkExternalSemaphoreProperties,
     ) {}
-    ///`vkGetPhysicalDeviceExternalSemaphoreProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceExternalSemaphoreProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -5968,7 +5968,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pExternalTensorInfo: *const VkPhysicalDeviceExternalTensorInfoARM,
         pExternalTensorProperties: *mut VkExternalTensorPropertiesARM,
     ) {}
-    ///`vkGetPhysicalDeviceExternalTensorPropertiesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceExternalTensorPropertiesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6016,7 +6016,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures,
     ) {}
-    ///`vkGetPhysicalDeviceFeatures`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceFeatures`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6061,7 +6061,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         pFeatures: *mut VkPhysicalDeviceFeatures2,
     ) {}
-    ///`vkGetPhysicalDeviceFeatures2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceFeatures2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6108,7 +6108,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties,
     ) {}
-    ///`vkGetPhysicalDeviceFormatProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceFormatProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6157,7 +6157,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         format: VkFormat,
         pFormatProperties: *mut VkFormatProperties2,
     ) {}
-    ///`vkGetPhysicalDeviceFormatProperties2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceFormatProperties2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6207,7 +6207,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pFragmentShadingRateCount: *mut u32,
         pFragmentShadingRates: *mut VkPhysicalDeviceFragmentShadingRateKHR,
     ) {}
-    ///`vkGetPhysicalDeviceFragmentShadingRatesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceFragmentShadingRatesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6266,7 +6266,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         flags: VkImageCreateFlags,
         pImageFormatProperties: *mut VkImageFormatProperties,
     ) {}
-    ///`vkGetPhysicalDeviceImageFormatProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceImageFormatProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6335,7 +6335,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pImageFormatInfo: *const VkPhysicalDeviceImageFormatInfo2,
         pImageFormatProperties: *mut VkImageFormatProperties2,
     ) {}
-    ///`vkGetPhysicalDeviceImageFormatProperties2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceImageFormatProperties2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6384,7 +6384,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties,
     ) {}
-    ///`vkGetPhysicalDeviceMemoryProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceMemoryProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6429,7 +6429,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         pMemoryProperties: *mut VkPhysicalDeviceMemoryProperties2,
     ) {}
-    ///`vkGetPhysicalDeviceMemoryProperties2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceMemoryProperties2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6477,7 +6477,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         samples: VkSampleCountFlagBits,
         pMultisampleProperties: *mut VkMultisamplePropertiesEXT,
     ) {}
-    ///`vkGetPhysicalDeviceMultisamplePropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceMultisamplePropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6529,7 +6529,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pFormatCount: *mut u32,
         pImageFormatProperties: *mut VkOpticalFlowImageFormatPropertiesNV,
     ) {}
-    ///`vkGetPhysicalDeviceOpticalFlowImageFormatsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceOpticalFlowImageFormatsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6591,7 +6591,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pRectCount: *mut u32,
         pRects: *mut VkRect2D,
     ) {}
-    ///`vkGetPhysicalDevicePresentRectanglesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDevicePresentRectanglesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6642,7 +6642,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties,
     ) {}
-    ///`vkGetPhysicalDeviceProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6687,7 +6687,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         pProperties: *mut VkPhysicalDeviceProperties2,
     ) {}
-    ///`vkGetPhysicalDeviceProperties2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceProperties2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6736,7 +6736,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pQueueFamilyDataGraphProperties: *const VkQueueFamilyDataGraphPropertiesARM,
         pProperties: *mut VkBaseOutStructure,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6804,7 +6804,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pFormatCount: *mut u32,
         pImageFormatProperties: *mut VkDataGraphOpticalFlowImageFormatPropertiesARM,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6872,7 +6872,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pQueueFamilyDataGraphProcessingEngineInfo: *const VkPhysicalDeviceQueueFamilyDataGraphProcessingEngineInfoARM,
         pQueueFamilyDataGraphProcessingEngineProperties: *mut VkQueueFamilyDataGraphProcessingEnginePropertiesARM,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6932,7 +6932,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pQueueFamilyDataGraphPropertyCount: *mut u32,
         pQueueFamilyDataGraphProperties: *mut VkQueueFamilyDataGraphPropertiesARM,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -6993,7 +6993,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPerformanceQueryCreateInfo: *const VkQueryPoolPerformanceCreateInfoKHR,
         pNumPasses: *mut u32,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7044,7 +7044,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7094,7 +7094,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pQueueFamilyPropertyCount: *mut u32,
         pQueueFamilyProperties: *mut VkQueueFamilyProperties2,
     ) {}
-    ///`vkGetPhysicalDeviceQueueFamilyProperties2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceQueueFamilyProperties2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7144,7 +7144,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         queueFamilyIndex: u32,
         window: *mut _screen_window,
     ) {}
-    ///`vkGetPhysicalDeviceScreenPresentationSupportQNX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceScreenPresentationSupportQNX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7205,7 +7205,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkSparseImageFormatProperties,
     ) {}
-    ///`vkGetPhysicalDeviceSparseImageFormatProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSparseImageFormatProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7278,7 +7278,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPropertyCount: *mut u32,
         pProperties: *mut VkSparseImageFormatProperties2,
     ) {}
-    ///`vkGetPhysicalDeviceSparseImageFormatProperties2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSparseImageFormatProperties2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7330,7 +7330,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pCombinationCount: *mut u32,
         pCombinations: *mut VkFramebufferMixedSamplesCombinationNV,
     ) {}
-    ///`vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7383,7 +7383,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2EXT,
     ) {}
-    ///`vkGetPhysicalDeviceSurfaceCapabilities2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfaceCapabilities2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7434,7 +7434,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilities2KHR,
     ) {}
-    ///`vkGetPhysicalDeviceSurfaceCapabilities2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfaceCapabilities2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7485,7 +7485,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         surface: VkSurfaceKHR,
         pSurfaceCapabilities: *mut VkSurfaceCapabilitiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceSurfaceCapabilitiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfaceCapabilitiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7538,7 +7538,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pSurfaceFormatCount: *mut u32,
         pSurfaceFormats: *mut VkSurfaceFormat2KHR,
     ) {}
-    ///`vkGetPhysicalDeviceSurfaceFormats2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfaceFormats2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7593,7 +7593,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pSurfaceFormatCount: *mut u32,
         pSurfaceFormats: *mut VkSurfaceFormatKHR,
     ) {}
-    ///`vkGetPhysicalDeviceSurfaceFormatsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfaceFormatsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7648,7 +7648,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPresentModeCount: *mut u32,
         pPresentModes: *mut VkPresentModeKHR,
     ) {}
-    ///`vkGetPhysicalDeviceSurfacePresentModes2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfacePresentModes2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7703,7 +7703,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pPresentModeCount: *mut u32,
         pPresentModes: *mut VkPresentModeKHR,
     ) {}
-    ///`vkGetPhysicalDeviceSurfacePresentModesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfacePresentModesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7758,7 +7758,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         surface: VkSurfaceKHR,
         pSupported: *mut VkBool32,
     ) {}
-    ///`vkGetPhysicalDeviceSurfaceSupportKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceSurfaceSupportKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7811,7 +7811,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pToolCount: *mut u32,
         pToolProperties: *mut VkPhysicalDeviceToolProperties,
     ) {}
-    ///`vkGetPhysicalDeviceToolProperties`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceToolProperties`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7861,7 +7861,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         queueFamilyIndex: u32,
         device: *mut ubm_device,
     ) {}
-    ///`vkGetPhysicalDeviceUbmPresentationSupportSEC`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceUbmPresentationSupportSEC`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7912,7 +7912,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pVideoProfile: *const VkVideoProfileInfoKHR,
         pCapabilities: *mut VkVideoCapabilitiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceVideoCapabilitiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceVideoCapabilitiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -7963,7 +7963,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pQualityLevelInfo: *const VkPhysicalDeviceVideoEncodeQualityLevelInfoKHR,
         pQualityLevelProperties: *mut VkVideoEncodeQualityLevelPropertiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8017,7 +8017,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         pVideoFormatPropertyCount: *mut u32,
         pVideoFormatProperties: *mut VkVideoFormatPropertiesKHR,
     ) {}
-    ///`vkGetPhysicalDeviceVideoFormatPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceVideoFormatPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8077,7 +8077,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         queueFamilyIndex: u32,
         display: *mut wl_display,
     ) {}
-    ///`vkGetPhysicalDeviceWaylandPresentationSupportKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceWaylandPresentationSupportKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8126,7 +8126,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         queueFamilyIndex: u32,
     ) {}
-    ///`vkGetPhysicalDeviceWin32PresentationSupportKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceWin32PresentationSupportKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8177,7 +8177,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         connection: *mut xcb_connection_t,
         visual_id: xcb_visualid_t,
     ) {}
-    ///`vkGetPhysicalDeviceXcbPresentationSupportKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceXcbPresentationSupportKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8232,7 +8232,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         dpy: *mut Display,
         visualID: VisualID,
     ) {}
-    ///`vkGetPhysicalDeviceXlibPresentationSupportKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPhysicalDeviceXlibPresentationSupportKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8287,7 +8287,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         rrOutput: RROutput,
         pDisplay: *mut VkDisplayKHR,
     ) {}
-    ///`vkGetRandROutputDisplayEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRandROutputDisplayEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8339,7 +8339,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         deviceRelativeId: u32,
         pDisplay: *mut VkDisplayKHR,
     ) {}
-    ///`vkGetWinrtDisplayNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetWinrtDisplayNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetWinrtDisplayNV`'s
@@ -8385,7 +8385,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         physicalDevice: VkPhysicalDevice,
         display: VkDisplayKHR,
     ) {}
-    ///`vkReleaseDisplayEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkReleaseDisplayEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkReleaseDisplayEXT`'s
@@ -8433,7 +8433,7 @@ pub trait InstanceHooks: Send + Sync + 'static {
         messageTypes: VkDebugUtilsMessageTypeFlagsEXT,
         pCallbackData: *const VkDebugUtilsMessengerCallbackDataEXT,
     ) {}
-    ///`vkSubmitDebugUtilsMessageEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSubmitDebugUtilsMessageEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8486,7 +8486,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) {}
-    ///`vkAcquireFullScreenExclusiveModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireFullScreenExclusiveModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8534,7 +8534,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAcquireInfo: *const VkAcquireNextImageInfoKHR,
         pImageIndex: *mut u32,
     ) {}
-    ///`vkAcquireNextImage2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireNextImage2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8588,7 +8588,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         fence: VkFence,
         pImageIndex: *mut u32,
     ) {}
-    ///`vkAcquireNextImageKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireNextImageKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8642,7 +8642,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAcquireInfo: *const VkPerformanceConfigurationAcquireInfoINTEL,
         pConfiguration: *mut VkPerformanceConfigurationINTEL,
     ) {}
-    ///`vkAcquirePerformanceConfigurationINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquirePerformanceConfigurationINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8691,7 +8691,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkAcquireProfilingLockInfoKHR,
     ) {}
-    ///`vkAcquireProfilingLockKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAcquireProfilingLockKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8739,7 +8739,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocateInfo: *const VkCommandBufferAllocateInfo,
         pCommandBuffers: *mut VkCommandBuffer,
     ) {}
-    ///`vkAllocateCommandBuffers`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAllocateCommandBuffers`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8787,7 +8787,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocateInfo: *const VkDescriptorSetAllocateInfo,
         pDescriptorSets: *mut VkDescriptorSet,
     ) {}
-    ///`vkAllocateDescriptorSets`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAllocateDescriptorSets`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8837,7 +8837,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pMemory: *mut VkDeviceMemory,
     ) {}
-    ///`vkAllocateMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAllocateMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkAllocateMemory`'s
@@ -8885,7 +8885,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pData: *const VkAntiLagDataAMD,
     ) {}
-    ///`vkAntiLagUpdateAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkAntiLagUpdateAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkAntiLagUpdateAMD`'s
@@ -8928,7 +8928,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkCommandBufferBeginInfo,
     ) {}
-    ///`vkBeginCommandBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBeginCommandBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -8974,7 +8974,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindInfoCount: u32,
         pBindInfos: *const VkBindAccelerationStructureMemoryInfoNV,
     ) {}
-    ///`vkBindAccelerationStructureMemoryNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindAccelerationStructureMemoryNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9026,7 +9026,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memory: VkDeviceMemory,
         memoryOffset: VkDeviceSize,
     ) {}
-    ///`vkBindBufferMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindBufferMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkBindBufferMemory`'s
@@ -9076,7 +9076,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindInfoCount: u32,
         pBindInfos: *const VkBindBufferMemoryInfo,
     ) {}
-    ///`vkBindBufferMemory2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindBufferMemory2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkBindBufferMemory2`'s
@@ -9124,7 +9124,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindInfoCount: u32,
         pBindInfos: *const VkBindDataGraphPipelineSessionMemoryInfoARM,
     ) {}
-    ///`vkBindDataGraphPipelineSessionMemoryARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindDataGraphPipelineSessionMemoryARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9177,7 +9177,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memory: VkDeviceMemory,
         memoryOffset: VkDeviceSize,
     ) {}
-    ///`vkBindImageMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindImageMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkBindImageMemory`'s
@@ -9227,7 +9227,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindInfoCount: u32,
         pBindInfos: *const VkBindImageMemoryInfo,
     ) {}
-    ///`vkBindImageMemory2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindImageMemory2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkBindImageMemory2`'s
@@ -9279,7 +9279,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         view: VkImageView,
         layout: VkImageLayout,
     ) {}
-    ///`vkBindOpticalFlowSessionImageNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindOpticalFlowSessionImageNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9333,7 +9333,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindInfoCount: u32,
         pBindInfos: *const VkBindTensorMemoryInfoARM,
     ) {}
-    ///`vkBindTensorMemoryARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindTensorMemoryARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9383,7 +9383,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindSessionMemoryInfoCount: u32,
         pBindSessionMemoryInfos: *const VkBindVideoSessionMemoryInfoKHR,
     ) {}
-    ///`vkBindVideoSessionMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBindVideoSessionMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9441,7 +9441,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
         ppBuildRangeInfos: *const *const VkAccelerationStructureBuildRangeInfoKHR,
     ) {}
-    ///`vkBuildAccelerationStructuresKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBuildAccelerationStructuresKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9497,7 +9497,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
     ) {}
-    ///`vkBuildMicromapsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkBuildMicromapsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkBuildMicromapsEXT`'s
@@ -9545,7 +9545,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         instrumentation: VkShaderInstrumentationARM,
     ) {}
-    ///`vkClearShaderInstrumentationMetricsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkClearShaderInstrumentationMetricsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9591,7 +9591,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfo2EXT,
     ) {}
-    ///`vkCmdBeginConditionalRendering2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginConditionalRendering2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9636,7 +9636,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pConditionalRenderingBegin: *const VkConditionalRenderingBeginInfoEXT,
     ) {}
-    ///`vkCmdBeginConditionalRenderingEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginConditionalRenderingEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9681,7 +9681,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBeginCustomResolveInfo: *const VkBeginCustomResolveInfoEXT,
     ) {}
-    ///`vkCmdBeginCustomResolveEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginCustomResolveEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9726,7 +9726,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
-    ///`vkCmdBeginDebugUtilsLabelEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginDebugUtilsLabelEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9775,7 +9775,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGpaSampleBeginInfo: *const VkGpaSampleBeginInfoAMD,
         pSampleID: *mut u32,
     ) {}
-    ///`vkCmdBeginGpaSampleAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginGpaSampleAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9823,7 +9823,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
-    ///`vkCmdBeginGpaSessionAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginGpaSessionAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9867,7 +9867,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pPerTileBeginInfo: *const VkPerTileBeginInfoQCOM,
     ) {}
-    ///`vkCmdBeginPerTileExecutionQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginPerTileExecutionQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -9916,7 +9916,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         query: u32,
         flags: VkQueryControlFlags,
     ) {}
-    ///`vkCmdBeginQuery`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginQuery`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdBeginQuery`'s
@@ -9969,7 +9969,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         flags: VkQueryControlFlags,
         index: u32,
     ) {}
-    ///`vkCmdBeginQueryIndexedEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginQueryIndexedEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10022,7 +10022,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         contents: VkSubpassContents,
     ) {}
-    ///`vkCmdBeginRenderPass`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginRenderPass`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10069,7 +10069,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pRenderPassBegin: *const VkRenderPassBeginInfo,
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
     ) {}
-    ///`vkCmdBeginRenderPass2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginRenderPass2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10114,7 +10114,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pRenderingInfo: *const VkRenderingInfo,
     ) {}
-    ///`vkCmdBeginRendering`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginRendering`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdBeginRendering`'s
@@ -10157,7 +10157,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         instrumentation: VkShaderInstrumentationARM,
     ) {}
-    ///`vkCmdBeginShaderInstrumentationARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginShaderInstrumentationARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10206,7 +10206,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         counterRangeCount: u32,
         pCounterInfos: *const VkBindTransformFeedbackBuffer2InfoEXT,
     ) {}
-    ///`vkCmdBeginTransformFeedback2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginTransformFeedback2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10261,7 +10261,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCounterBuffers: *const VkBuffer,
         pCounterBufferOffsets: *const VkDeviceSize,
     ) {}
-    ///`vkCmdBeginTransformFeedbackEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginTransformFeedbackEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10320,7 +10320,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBeginInfo: *const VkVideoBeginCodingInfoKHR,
     ) {}
-    ///`vkCmdBeginVideoCodingKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBeginVideoCodingKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10363,7 +10363,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBindDescriptorBufferEmbeddedSamplersInfo: *const VkBindDescriptorBufferEmbeddedSamplersInfoEXT,
     ) {}
-    ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindDescriptorBufferEmbeddedSamplers2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10413,7 +10413,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         layout: VkPipelineLayout,
         set: u32,
     ) {}
-    ///`vkCmdBindDescriptorBufferEmbeddedSamplersEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindDescriptorBufferEmbeddedSamplersEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10465,7 +10465,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bufferCount: u32,
         pBindingInfos: *const VkDescriptorBufferBindingInfoEXT,
     ) {}
-    ///`vkCmdBindDescriptorBuffersEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindDescriptorBuffersEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10524,7 +10524,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dynamicOffsetCount: u32,
         pDynamicOffsets: *const u32,
     ) {}
-    ///`vkCmdBindDescriptorSets`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindDescriptorSets`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10590,7 +10590,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBindDescriptorSetsInfo: *const VkBindDescriptorSetsInfo,
     ) {}
-    ///`vkCmdBindDescriptorSets2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindDescriptorSets2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10637,7 +10637,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         offset: VkDeviceSize,
         indexType: VkIndexType,
     ) {}
-    ///`vkCmdBindIndexBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindIndexBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10690,7 +10690,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         size: VkDeviceSize,
         indexType: VkIndexType,
     ) {}
-    ///`vkCmdBindIndexBuffer2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindIndexBuffer2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10739,7 +10739,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkBindIndexBuffer3InfoKHR,
     ) {}
-    ///`vkCmdBindIndexBuffer3KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindIndexBuffer3KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10784,7 +10784,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageView: VkImageView,
         imageLayout: VkImageLayout,
     ) {}
-    ///`vkCmdBindInvocationMaskHUAWEI`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindInvocationMaskHUAWEI`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10833,7 +10833,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
     ) {}
-    ///`vkCmdBindPipeline`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindPipeline`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdBindPipeline`'s
@@ -10882,7 +10882,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipeline: VkPipeline,
         groupIndex: u32,
     ) {}
-    ///`vkCmdBindPipelineShaderGroupNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindPipelineShaderGroupNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10931,7 +10931,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {}
-    ///`vkCmdBindResourceHeapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindResourceHeapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -10974,7 +10974,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBindInfo: *const VkBindHeapInfoEXT,
     ) {}
-    ///`vkCmdBindSamplerHeapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindSamplerHeapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11021,7 +11021,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pStages: *const VkShaderStageFlagBits,
         pShaders: *const VkShaderEXT,
     ) {}
-    ///`vkCmdBindShadersEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindShadersEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdBindShadersEXT`'s
@@ -11070,7 +11070,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageView: VkImageView,
         imageLayout: VkImageLayout,
     ) {}
-    ///`vkCmdBindShadingRateImageNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindShadingRateImageNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11117,7 +11117,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pTileMemoryBindInfo: *const VkTileMemoryBindInfoQCOM,
     ) {}
-    ///`vkCmdBindTileMemoryQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindTileMemoryQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11164,7 +11164,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindingCount: u32,
         pBindingInfos: *const VkBindTransformFeedbackBuffer2InfoEXT,
     ) {}
-    ///`vkCmdBindTransformFeedbackBuffers2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindTransformFeedbackBuffers2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11222,7 +11222,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pOffsets: *const VkDeviceSize,
         pSizes: *const VkDeviceSize,
     ) {}
-    ///`vkCmdBindTransformFeedbackBuffersEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindTransformFeedbackBuffersEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11284,7 +11284,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pBuffers: *const VkBuffer,
         pOffsets: *const VkDeviceSize,
     ) {}
-    ///`vkCmdBindVertexBuffers`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindVertexBuffers`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11343,7 +11343,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSizes: *const VkDeviceSize,
         pStrides: *const VkDeviceSize,
     ) {}
-    ///`vkCmdBindVertexBuffers2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindVertexBuffers2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11410,7 +11410,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bindingCount: u32,
         pBindingInfos: *const VkBindVertexBuffer3InfoKHR,
     ) {}
-    ///`vkCmdBindVertexBuffers3KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBindVertexBuffers3KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11471,7 +11471,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pRegions: *const VkImageBlit,
         filter: VkFilter,
     ) {}
-    ///`vkCmdBlitImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBlitImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdBlitImage`'s
@@ -11537,7 +11537,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBlitImageInfo: *const VkBlitImageInfo2,
     ) {}
-    ///`vkCmdBlitImage2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBlitImage2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdBlitImage2`'s
@@ -11594,7 +11594,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scratch: VkBuffer,
         scratchOffset: VkDeviceSize,
     ) {}
-    ///`vkCmdBuildAccelerationStructureNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBuildAccelerationStructureNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11673,7 +11673,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pIndirectStrides: *const u32,
         ppMaxPrimitiveCounts: *const *const u32,
     ) {}
-    ///`vkCmdBuildAccelerationStructuresIndirectKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBuildAccelerationStructuresIndirectKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11740,7 +11740,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfos: *const VkAccelerationStructureBuildGeometryInfoKHR,
         ppBuildRangeInfos: *const *const VkAccelerationStructureBuildRangeInfoKHR,
     ) {}
-    ///`vkCmdBuildAccelerationStructuresKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBuildAccelerationStructuresKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11789,7 +11789,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCommandInfos: *const VkClusterAccelerationStructureCommandsInfoNV,
     ) {}
-    ///`vkCmdBuildClusterAccelerationStructureIndirectNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBuildClusterAccelerationStructureIndirectNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11837,7 +11837,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         infoCount: u32,
         pInfos: *const VkMicromapBuildInfoEXT,
     ) {}
-    ///`vkCmdBuildMicromapsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBuildMicromapsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11882,7 +11882,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pBuildInfo: *const VkBuildPartitionedAccelerationStructureInfoNV,
     ) {}
-    ///`vkCmdBuildPartitionedAccelerationStructuresNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdBuildPartitionedAccelerationStructuresNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11934,7 +11934,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         rectCount: u32,
         pRects: *const VkClearRect,
     ) {}
-    ///`vkCmdClearAttachments`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdClearAttachments`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -11991,7 +11991,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         rangeCount: u32,
         pRanges: *const VkImageSubresourceRange,
     ) {}
-    ///`vkCmdClearColorImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdClearColorImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12050,7 +12050,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         rangeCount: u32,
         pRanges: *const VkImageSubresourceRange,
     ) {}
-    ///`vkCmdClearDepthStencilImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdClearDepthStencilImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12105,7 +12105,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCodingControlInfo: *const VkVideoCodingControlInfoKHR,
     ) {}
-    ///`vkCmdControlVideoCodingKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdControlVideoCodingKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12152,7 +12152,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         infoCount: u32,
         pInfos: *const VkConvertCooperativeVectorMatrixInfoNV,
     ) {}
-    ///`vkCmdConvertCooperativeVectorMatrixNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdConvertCooperativeVectorMatrixNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12200,7 +12200,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) {}
-    ///`vkCmdCopyAccelerationStructureKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyAccelerationStructureKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12249,7 +12249,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         src: VkAccelerationStructureNV,
         mode: VkCopyAccelerationStructureModeKHR,
     ) {}
-    ///`vkCmdCopyAccelerationStructureNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyAccelerationStructureNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12298,7 +12298,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) {}
-    ///`vkCmdCopyAccelerationStructureToMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyAccelerationStructureToMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12350,7 +12350,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         regionCount: u32,
         pRegions: *const VkBufferCopy,
     ) {}
-    ///`vkCmdCopyBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdCopyBuffer`'s
@@ -12399,7 +12399,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyBufferInfo: *const VkCopyBufferInfo2,
     ) {}
-    ///`vkCmdCopyBuffer2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyBuffer2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdCopyBuffer2`'s
@@ -12450,7 +12450,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         regionCount: u32,
         pRegions: *const VkBufferImageCopy,
     ) {}
-    ///`vkCmdCopyBufferToImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyBufferToImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12503,7 +12503,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyBufferToImageInfo: *const VkCopyBufferToImageInfo2,
     ) {}
-    ///`vkCmdCopyBufferToImage2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyBufferToImage2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12546,7 +12546,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
-    ///`vkCmdCopyGpaSessionResultsAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyGpaSessionResultsAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12601,7 +12601,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         regionCount: u32,
         pRegions: *const VkImageCopy,
     ) {}
-    ///`vkCmdCopyImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdCopyImage`'s
@@ -12664,7 +12664,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyImageInfo: *const VkCopyImageInfo2,
     ) {}
-    ///`vkCmdCopyImage2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyImage2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdCopyImage2`'s
@@ -12715,7 +12715,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         regionCount: u32,
         pRegions: *const VkBufferImageCopy,
     ) {}
-    ///`vkCmdCopyImageToBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyImageToBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12768,7 +12768,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyImageToBufferInfo: *const VkCopyImageToBufferInfo2,
     ) {}
-    ///`vkCmdCopyImageToBuffer2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyImageToBuffer2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12811,7 +12811,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {}
-    ///`vkCmdCopyImageToMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyImageToMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12856,7 +12856,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryIndirectInfo: *const VkCopyMemoryIndirectInfoKHR,
     ) {}
-    ///`vkCmdCopyMemoryIndirectKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryIndirectKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12905,7 +12905,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         copyCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdCopyMemoryIndirectNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryIndirectNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -12954,7 +12954,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryInfoKHR,
     ) {}
-    ///`vkCmdCopyMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdCopyMemoryKHR`'s
@@ -12997,7 +12997,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) {}
-    ///`vkCmdCopyMemoryToAccelerationStructureKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryToAccelerationStructureKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13043,7 +13043,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryToImageIndirectInfo: *const VkCopyMemoryToImageIndirectInfoKHR,
     ) {}
-    ///`vkCmdCopyMemoryToImageIndirectKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryToImageIndirectKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13098,7 +13098,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dstImageLayout: VkImageLayout,
         pImageSubresources: *const VkImageSubresourceLayers,
     ) {}
-    ///`vkCmdCopyMemoryToImageIndirectNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryToImageIndirectNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13163,7 +13163,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyMemoryInfo: *const VkCopyDeviceMemoryImageInfoKHR,
     ) {}
-    ///`vkCmdCopyMemoryToImageKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryToImageKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13208,7 +13208,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) {}
-    ///`vkCmdCopyMemoryToMicromapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMemoryToMicromapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13253,7 +13253,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) {}
-    ///`vkCmdCopyMicromapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMicromapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13296,7 +13296,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) {}
-    ///`vkCmdCopyMicromapToMemoryEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyMicromapToMemoryEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13353,7 +13353,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         stride: VkDeviceSize,
         flags: VkQueryResultFlags,
     ) {}
-    ///`vkCmdCopyQueryPoolResults`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyQueryPoolResults`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13431,7 +13431,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dstFlags: VkAddressCommandFlagsKHR,
         queryResultFlags: VkQueryResultFlags,
     ) {}
-    ///`vkCmdCopyQueryPoolResultsToMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyQueryPoolResultsToMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13497,7 +13497,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCopyTensorInfo: *const VkCopyTensorInfoARM,
     ) {}
-    ///`vkCmdCopyTensorARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCopyTensorARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdCopyTensorARM`'s
@@ -13540,7 +13540,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCuLaunchInfoNVX,
     ) {}
-    ///`vkCmdCuLaunchKernelNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCuLaunchKernelNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13583,7 +13583,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pLaunchInfo: *const VkCudaLaunchInfoNV,
     ) {}
-    ///`vkCmdCudaLaunchKernelNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdCudaLaunchKernelNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13626,7 +13626,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {}
-    ///`vkCmdDebugMarkerBeginEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDebugMarkerBeginEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13667,7 +13667,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdDebugMarkerEndEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDebugMarkerEndEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13708,7 +13708,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkDebugMarkerMarkerInfoEXT,
     ) {}
-    ///`vkCmdDebugMarkerInsertEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDebugMarkerInsertEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13753,7 +13753,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pDecodeInfo: *const VkVideoDecodeInfoKHR,
     ) {}
-    ///`vkCmdDecodeVideoKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDecodeVideoKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDecodeVideoKHR`'s
@@ -13796,7 +13796,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pDecompressMemoryInfoEXT: *const VkDecompressMemoryInfoEXT,
     ) {}
-    ///`vkCmdDecompressMemoryEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDecompressMemoryEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13847,7 +13847,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         maxDecompressionCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDecompressMemoryIndirectCountEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDecompressMemoryIndirectCountEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13914,7 +13914,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         indirectCommandsCountAddress: VkDeviceAddress,
         stride: u32,
     ) {}
-    ///`vkCmdDecompressMemoryIndirectCountNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDecompressMemoryIndirectCountNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -13973,7 +13973,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         decompressRegionCount: u32,
         pDecompressMemoryRegions: *const VkDecompressMemoryRegionNV,
     ) {}
-    ///`vkCmdDecompressMemoryNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDecompressMemoryNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14022,7 +14022,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         groupCountY: u32,
         groupCountZ: u32,
     ) {}
-    ///`vkCmdDispatch`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatch`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDispatch`'s valid
@@ -14078,7 +14078,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         groupCountY: u32,
         groupCountZ: u32,
     ) {}
-    ///`vkCmdDispatchBase`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchBase`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDispatchBase`'s
@@ -14143,7 +14143,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         session: VkDataGraphPipelineSessionARM,
         pInfo: *const VkDataGraphPipelineDispatchInfoARM,
     ) {}
-    ///`vkCmdDispatchDataGraphARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchDataGraphARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14194,7 +14194,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scratchSize: VkDeviceSize,
         pCountInfo: *const VkDispatchGraphCountInfoAMDX,
     ) {}
-    ///`vkCmdDispatchGraphAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchGraphAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14245,7 +14245,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scratchSize: VkDeviceSize,
         pCountInfo: *const VkDispatchGraphCountInfoAMDX,
     ) {}
-    ///`vkCmdDispatchGraphIndirectAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchGraphIndirectAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14298,7 +14298,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scratchSize: VkDeviceSize,
         countInfo: VkDeviceAddress,
     ) {}
-    ///`vkCmdDispatchGraphIndirectCountAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchGraphIndirectCountAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14349,7 +14349,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: VkBuffer,
         offset: VkDeviceSize,
     ) {}
-    ///`vkCmdDispatchIndirect`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchIndirect`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14394,7 +14394,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDispatchIndirect2InfoKHR,
     ) {}
-    ///`vkCmdDispatchIndirect2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchIndirect2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14439,7 +14439,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pDispatchTileInfo: *const VkDispatchTileInfoQCOM,
     ) {}
-    ///`vkCmdDispatchTileQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDispatchTileQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14488,7 +14488,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         firstVertex: u32,
         firstInstance: u32,
     ) {}
-    ///`vkCmdDraw`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDraw`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDraw`'s valid
@@ -14542,7 +14542,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         groupCountY: u32,
         groupCountZ: u32,
     ) {}
-    ///`vkCmdDrawClusterHUAWEI`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawClusterHUAWEI`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14591,7 +14591,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: VkBuffer,
         offset: VkDeviceSize,
     ) {}
-    ///`vkCmdDrawClusterIndirectHUAWEI`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawClusterIndirectHUAWEI`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14646,7 +14646,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         vertexOffset: i32,
         firstInstance: u32,
     ) {}
-    ///`vkCmdDrawIndexed`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndexed`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDrawIndexed`'s
@@ -14712,7 +14712,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         drawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawIndexedIndirect`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndexedIndirect`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14761,7 +14761,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
-    ///`vkCmdDrawIndexedIndirect2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndexedIndirect2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14816,7 +14816,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         maxDrawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawIndexedIndirectCount`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndexedIndirectCount`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14881,7 +14881,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
-    ///`vkCmdDrawIndexedIndirectCount2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndexedIndirectCount2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -14932,7 +14932,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         drawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawIndirect`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndirect`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDrawIndirect`'s
@@ -14981,7 +14981,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
-    ///`vkCmdDrawIndirect2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndirect2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15032,7 +15032,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         counterOffset: u32,
         vertexStride: u32,
     ) {}
-    ///`vkCmdDrawIndirectByteCount2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndirectByteCount2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15104,7 +15104,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         counterOffset: u32,
         vertexStride: u32,
     ) {}
-    ///`vkCmdDrawIndirectByteCountEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndirectByteCountEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15179,7 +15179,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         maxDrawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawIndirectCount`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndirectCount`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15242,7 +15242,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
-    ///`vkCmdDrawIndirectCount2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawIndirectCount2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15291,7 +15291,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         groupCountY: u32,
         groupCountZ: u32,
     ) {}
-    ///`vkCmdDrawMeshTasksEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15338,7 +15338,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirect2InfoKHR,
     ) {}
-    ///`vkCmdDrawMeshTasksIndirect2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksIndirect2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15383,7 +15383,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkDrawIndirectCount2InfoKHR,
     ) {}
-    ///`vkCmdDrawMeshTasksIndirectCount2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksIndirectCount2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15438,7 +15438,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         maxDrawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawMeshTasksIndirectCountEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksIndirectCountEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15513,7 +15513,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         maxDrawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawMeshTasksIndirectCountNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksIndirectCountNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15584,7 +15584,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         drawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawMeshTasksIndirectEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksIndirectEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15641,7 +15641,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         drawCount: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawMeshTasksIndirectNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksIndirectNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15694,7 +15694,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         taskCount: u32,
         firstTask: u32,
     ) {}
-    ///`vkCmdDrawMeshTasksNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMeshTasksNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15747,7 +15747,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         firstInstance: u32,
         stride: u32,
     ) {}
-    ///`vkCmdDrawMultiEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMultiEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdDrawMultiEXT`'s
@@ -15817,7 +15817,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         stride: u32,
         pVertexOffset: *const i32,
     ) {}
-    ///`vkCmdDrawMultiIndexedEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdDrawMultiIndexedEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15880,7 +15880,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pEncodeInfo: *const VkVideoEncodeInfoKHR,
     ) {}
-    ///`vkCmdEncodeVideoKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEncodeVideoKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdEncodeVideoKHR`'s
@@ -15921,7 +15921,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdEndConditionalRenderingEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndConditionalRenderingEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -15962,7 +15962,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdEndDebugUtilsLabelEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndDebugUtilsLabelEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16007,7 +16007,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         gpaSession: VkGpaSessionAMD,
         sampleID: u32,
     ) {}
-    ///`vkCmdEndGpaSampleAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndGpaSampleAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16052,7 +16052,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         gpaSession: VkGpaSessionAMD,
     ) {}
-    ///`vkCmdEndGpaSessionAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndGpaSessionAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16096,7 +16096,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pPerTileEndInfo: *const VkPerTileEndInfoQCOM,
     ) {}
-    ///`vkCmdEndPerTileExecutionQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndPerTileExecutionQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16143,7 +16143,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         query: u32,
     ) {}
-    ///`vkCmdEndQuery`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndQuery`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdEndQuery`'s valid
@@ -16191,7 +16191,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         query: u32,
         index: u32,
     ) {}
-    ///`vkCmdEndQueryIndexedEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndQueryIndexedEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16236,7 +16236,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdEndRenderPass`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndRenderPass`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdEndRenderPass`'s
@@ -16277,7 +16277,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {}
-    ///`vkCmdEndRenderPass2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndRenderPass2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdEndRenderPass2`'s
@@ -16318,7 +16318,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdEndRendering`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndRendering`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdEndRendering`'s
@@ -16359,7 +16359,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pRenderingEndInfo: *const VkRenderingEndInfoKHR,
     ) {}
-    ///`vkCmdEndRendering2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndRendering2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16400,7 +16400,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdEndShaderInstrumentationARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndShaderInstrumentationARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16447,7 +16447,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         counterRangeCount: u32,
         pCounterInfos: *const VkBindTransformFeedbackBuffer2InfoEXT,
     ) {}
-    ///`vkCmdEndTransformFeedback2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndTransformFeedback2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16502,7 +16502,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCounterBuffers: *const VkBuffer,
         pCounterBufferOffsets: *const VkDeviceSize,
     ) {}
-    ///`vkCmdEndTransformFeedbackEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndTransformFeedbackEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16561,7 +16561,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pEndCodingInfo: *const VkVideoEndCodingInfoKHR,
     ) {}
-    ///`vkCmdEndVideoCodingKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdEndVideoCodingKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16606,7 +16606,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
     ) {}
-    ///`vkCmdExecuteCommands`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdExecuteCommands`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16653,7 +16653,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
     ) {}
-    ///`vkCmdExecuteGeneratedCommandsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdExecuteGeneratedCommandsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16702,7 +16702,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         isPreprocessed: VkBool32,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {}
-    ///`vkCmdExecuteGeneratedCommandsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdExecuteGeneratedCommandsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16755,7 +16755,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         size: VkDeviceSize,
         data: u32,
     ) {}
-    ///`vkCmdFillBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdFillBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdFillBuffer`'s
@@ -16808,7 +16808,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dstFlags: VkAddressCommandFlagsKHR,
         data: u32,
     ) {}
-    ///`vkCmdFillMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdFillMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdFillMemoryKHR`'s
@@ -16859,7 +16859,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scratch: VkDeviceAddress,
         scratchSize: VkDeviceSize,
     ) {}
-    ///`vkCmdInitializeGraphScratchMemoryAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdInitializeGraphScratchMemoryAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16909,7 +16909,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
-    ///`vkCmdInsertDebugUtilsLabelEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdInsertDebugUtilsLabelEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -16954,7 +16954,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         contents: VkSubpassContents,
     ) {}
-    ///`vkCmdNextSubpass`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdNextSubpass`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdNextSubpass`'s
@@ -16999,7 +16999,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSubpassBeginInfo: *const VkSubpassBeginInfo,
         pSubpassEndInfo: *const VkSubpassEndInfo,
     ) {}
-    ///`vkCmdNextSubpass2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdNextSubpass2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdNextSubpass2`'s
@@ -17046,7 +17046,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         session: VkOpticalFlowSessionNV,
         pExecuteInfo: *const VkOpticalFlowExecuteInfoNV,
     ) {}
-    ///`vkCmdOpticalFlowExecuteNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdOpticalFlowExecuteNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17109,7 +17109,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageMemoryBarrierCount: u32,
         pImageMemoryBarriers: *const VkImageMemoryBarrier,
     ) {}
-    ///`vkCmdPipelineBarrier`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPipelineBarrier`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17181,7 +17181,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pDependencyInfo: *const VkDependencyInfo,
     ) {}
-    ///`vkCmdPipelineBarrier2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPipelineBarrier2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17226,7 +17226,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoEXT,
         stateCommandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdPreprocessGeneratedCommandsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPreprocessGeneratedCommandsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17273,7 +17273,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pGeneratedCommandsInfo: *const VkGeneratedCommandsInfoNV,
     ) {}
-    ///`vkCmdPreprocessGeneratedCommandsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPreprocessGeneratedCommandsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17326,7 +17326,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         size: u32,
         pValues: *const c_void,
     ) {}
-    ///`vkCmdPushConstants`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushConstants`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdPushConstants`'s
@@ -17377,7 +17377,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pPushConstantsInfo: *const VkPushConstantsInfo,
     ) {}
-    ///`vkCmdPushConstants2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushConstants2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdPushConstants2`'s
@@ -17420,7 +17420,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pPushDataInfo: *const VkPushDataInfoEXT,
     ) {}
-    ///`vkCmdPushDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdPushDataEXT`'s
@@ -17471,7 +17471,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorWriteCount: u32,
         pDescriptorWrites: *const VkWriteDescriptorSet,
     ) {}
-    ///`vkCmdPushDescriptorSet`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushDescriptorSet`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17531,7 +17531,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetInfo: *const VkPushDescriptorSetInfo,
     ) {}
-    ///`vkCmdPushDescriptorSet2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushDescriptorSet2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17580,7 +17580,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         set: u32,
         pData: *const c_void,
     ) {}
-    ///`vkCmdPushDescriptorSetWithTemplate`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushDescriptorSetWithTemplate`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17631,7 +17631,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pPushDescriptorSetWithTemplateInfo: *const VkPushDescriptorSetWithTemplateInfo,
     ) {}
-    ///`vkCmdPushDescriptorSetWithTemplate2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdPushDescriptorSetWithTemplate2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17678,7 +17678,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
     ) {}
-    ///`vkCmdResetEvent`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdResetEvent`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdResetEvent`'s
@@ -17725,7 +17725,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         event: VkEvent,
         stageMask: VkPipelineStageFlags2,
     ) {}
-    ///`vkCmdResetEvent2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdResetEvent2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdResetEvent2`'s
@@ -17774,7 +17774,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         firstQuery: u32,
         queryCount: u32,
     ) {}
-    ///`vkCmdResetQueryPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdResetQueryPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdResetQueryPool`'s
@@ -17831,7 +17831,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         regionCount: u32,
         pRegions: *const VkImageResolve,
     ) {}
-    ///`vkCmdResolveImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdResolveImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdResolveImage`'s
@@ -17894,7 +17894,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pResolveImageInfo: *const VkResolveImageInfo2,
     ) {}
-    ///`vkCmdResolveImage2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdResolveImage2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdResolveImage2`'s
@@ -17937,7 +17937,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         alphaToCoverageEnable: VkBool32,
     ) {}
-    ///`vkCmdSetAlphaToCoverageEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetAlphaToCoverageEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -17982,7 +17982,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         alphaToOneEnable: VkBool32,
     ) {}
-    ///`vkCmdSetAlphaToOneEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetAlphaToOneEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18027,7 +18027,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         aspectMask: VkImageAspectFlags,
     ) {}
-    ///`vkCmdSetAttachmentFeedbackLoopEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetAttachmentFeedbackLoopEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18073,7 +18073,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         blendConstants: *const [f32; 4usize],
     ) {}
-    ///`vkCmdSetBlendConstants`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetBlendConstants`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18116,7 +18116,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pCheckpointMarker: *const c_void,
     ) {}
-    ///`vkCmdSetCheckpointNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCheckpointNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18163,7 +18163,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         customSampleOrderCount: u32,
         pCustomSampleOrders: *const VkCoarseSampleOrderCustomNV,
     ) {}
-    ///`vkCmdSetCoarseSampleOrderNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoarseSampleOrderNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18223,7 +18223,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         attachmentCount: u32,
         pColorBlendAdvanced: *const VkColorBlendAdvancedEXT,
     ) {}
-    ///`vkCmdSetColorBlendAdvancedEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetColorBlendAdvancedEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18278,7 +18278,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         attachmentCount: u32,
         pColorBlendEnables: *const VkBool32,
     ) {}
-    ///`vkCmdSetColorBlendEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetColorBlendEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18331,7 +18331,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         attachmentCount: u32,
         pColorBlendEquations: *const VkColorBlendEquationEXT,
     ) {}
-    ///`vkCmdSetColorBlendEquationEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetColorBlendEquationEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18384,7 +18384,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         attachmentCount: u32,
         pColorWriteEnables: *const VkBool32,
     ) {}
-    ///`vkCmdSetColorWriteEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetColorWriteEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18435,7 +18435,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         attachmentCount: u32,
         pColorWriteMasks: *const VkColorComponentFlags,
     ) {}
-    ///`vkCmdSetColorWriteMaskEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetColorWriteMaskEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18484,7 +18484,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pParameters: *const VkComputeOccupancyPriorityParametersNV,
     ) {}
-    ///`vkCmdSetComputeOccupancyPriorityNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetComputeOccupancyPriorityNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18529,7 +18529,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         conservativeRasterizationMode: VkConservativeRasterizationModeEXT,
     ) {}
-    ///`vkCmdSetConservativeRasterizationModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetConservativeRasterizationModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18575,7 +18575,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         coverageModulationMode: VkCoverageModulationModeNV,
     ) {}
-    ///`vkCmdSetCoverageModulationModeNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoverageModulationModeNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18620,7 +18620,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         coverageModulationTableEnable: VkBool32,
     ) {}
-    ///`vkCmdSetCoverageModulationTableEnableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoverageModulationTableEnableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18668,7 +18668,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         coverageModulationTableCount: u32,
         pCoverageModulationTable: *const f32,
     ) {}
-    ///`vkCmdSetCoverageModulationTableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoverageModulationTableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18717,7 +18717,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         coverageReductionMode: VkCoverageReductionModeNV,
     ) {}
-    ///`vkCmdSetCoverageReductionModeNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoverageReductionModeNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18762,7 +18762,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         coverageToColorEnable: VkBool32,
     ) {}
-    ///`vkCmdSetCoverageToColorEnableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoverageToColorEnableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18807,7 +18807,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         coverageToColorLocation: u32,
     ) {}
-    ///`vkCmdSetCoverageToColorLocationNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCoverageToColorLocationNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18852,7 +18852,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         cullMode: VkCullModeFlags,
     ) {}
-    ///`vkCmdSetCullMode`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetCullMode`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetCullMode`'s
@@ -18899,7 +18899,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         depthBiasClamp: f32,
         depthBiasSlopeFactor: f32,
     ) {}
-    ///`vkCmdSetDepthBias`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthBias`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetDepthBias`'s
@@ -18953,7 +18953,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pDepthBiasInfo: *const VkDepthBiasInfoEXT,
     ) {}
-    ///`vkCmdSetDepthBias2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthBias2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -18996,7 +18996,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthBiasEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDepthBiasEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthBiasEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19041,7 +19041,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         minDepthBounds: f32,
         maxDepthBounds: f32,
     ) {}
-    ///`vkCmdSetDepthBounds`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthBounds`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetDepthBounds`'s
@@ -19086,7 +19086,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthBoundsTestEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDepthBoundsTestEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthBoundsTestEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19131,7 +19131,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthClampEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDepthClampEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthClampEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19178,7 +19178,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         depthClampMode: VkDepthClampModeEXT,
         pDepthClampRange: *const VkDepthClampRangeEXT,
     ) {}
-    ///`vkCmdSetDepthClampRangeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthClampRangeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19225,7 +19225,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthClipEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDepthClipEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthClipEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19270,7 +19270,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         negativeOneToOne: VkBool32,
     ) {}
-    ///`vkCmdSetDepthClipNegativeOneToOneEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthClipNegativeOneToOneEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19316,7 +19316,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthCompareOp: VkCompareOp,
     ) {}
-    ///`vkCmdSetDepthCompareOp`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthCompareOp`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19359,7 +19359,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthTestEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDepthTestEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthTestEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19402,7 +19402,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         depthWriteEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDepthWriteEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDepthWriteEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19445,7 +19445,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pSetDescriptorBufferOffsetsInfo: *const VkSetDescriptorBufferOffsetsInfoEXT,
     ) {}
-    ///`vkCmdSetDescriptorBufferOffsets2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDescriptorBufferOffsets2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19500,7 +19500,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pBufferIndices: *const u32,
         pOffsets: *const VkDeviceSize,
     ) {}
-    ///`vkCmdSetDescriptorBufferOffsetsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDescriptorBufferOffsetsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19565,7 +19565,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         deviceMask: u32,
     ) {}
-    ///`vkCmdSetDeviceMask`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDeviceMask`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetDeviceMask`'s
@@ -19612,7 +19612,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         discardRectangleCount: u32,
         pDiscardRectangles: *const VkRect2D,
     ) {}
-    ///`vkCmdSetDiscardRectangleEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDiscardRectangleEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19668,7 +19668,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         discardRectangleEnable: VkBool32,
     ) {}
-    ///`vkCmdSetDiscardRectangleEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDiscardRectangleEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19713,7 +19713,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         discardRectangleMode: VkDiscardRectangleModeEXT,
     ) {}
-    ///`vkCmdSetDiscardRectangleModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDiscardRectangleModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19758,7 +19758,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pDispatchParameters: *const VkDispatchParametersARM,
     ) {}
-    ///`vkCmdSetDispatchParametersARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetDispatchParametersARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19805,7 +19805,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         event: VkEvent,
         stageMask: VkPipelineStageFlags,
     ) {}
-    ///`vkCmdSetEvent`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetEvent`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetEvent`'s valid
@@ -19851,7 +19851,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         event: VkEvent,
         pDependencyInfo: *const VkDependencyInfo,
     ) {}
-    ///`vkCmdSetEvent2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetEvent2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetEvent2`'s
@@ -19900,7 +19900,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         exclusiveScissorCount: u32,
         pExclusiveScissorEnables: *const VkBool32,
     ) {}
-    ///`vkCmdSetExclusiveScissorEnableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetExclusiveScissorEnableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -19960,7 +19960,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         exclusiveScissorCount: u32,
         pExclusiveScissors: *const VkRect2D,
     ) {}
-    ///`vkCmdSetExclusiveScissorNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetExclusiveScissorNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20016,7 +20016,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         extraPrimitiveOverestimationSize: f32,
     ) {}
-    ///`vkCmdSetExtraPrimitiveOverestimationSizeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetExtraPrimitiveOverestimationSizeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20064,7 +20064,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         shadingRate: VkFragmentShadingRateNV,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
     ) {}
-    ///`vkCmdSetFragmentShadingRateEnumNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetFragmentShadingRateEnumNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20113,7 +20113,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pFragmentSize: *const VkExtent2D,
         combinerOps: *const [VkFragmentShadingRateCombinerOpKHR; 2usize],
     ) {}
-    ///`vkCmdSetFragmentShadingRateKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetFragmentShadingRateKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20160,7 +20160,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         frontFace: VkFrontFace,
     ) {}
-    ///`vkCmdSetFrontFace`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetFrontFace`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetFrontFace`'s
@@ -20203,7 +20203,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         lineRasterizationMode: VkLineRasterizationModeEXT,
     ) {}
-    ///`vkCmdSetLineRasterizationModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetLineRasterizationModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20250,7 +20250,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         lineStippleFactor: u32,
         lineStipplePattern: u16,
     ) {}
-    ///`vkCmdSetLineStipple`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetLineStipple`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetLineStipple`'s
@@ -20295,7 +20295,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         stippledLineEnable: VkBool32,
     ) {}
-    ///`vkCmdSetLineStippleEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetLineStippleEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20340,7 +20340,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         lineWidth: f32,
     ) {}
-    ///`vkCmdSetLineWidth`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetLineWidth`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetLineWidth`'s
@@ -20383,7 +20383,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         logicOp: VkLogicOp,
     ) {}
-    ///`vkCmdSetLogicOpEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetLogicOpEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetLogicOpEXT`'s
@@ -20426,7 +20426,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         logicOpEnable: VkBool32,
     ) {}
-    ///`vkCmdSetLogicOpEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetLogicOpEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20469,7 +20469,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         patchControlPoints: u32,
     ) {}
-    ///`vkCmdSetPatchControlPointsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPatchControlPointsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20514,7 +20514,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceMarkerInfoINTEL,
     ) {}
-    ///`vkCmdSetPerformanceMarkerINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPerformanceMarkerINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20560,7 +20560,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pOverrideInfo: *const VkPerformanceOverrideInfoINTEL,
     ) {}
-    ///`vkCmdSetPerformanceOverrideINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPerformanceOverrideINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20606,7 +20606,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pMarkerInfo: *const VkPerformanceStreamMarkerInfoINTEL,
     ) {}
-    ///`vkCmdSetPerformanceStreamMarkerINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPerformanceStreamMarkerINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20653,7 +20653,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         polygonMode: VkPolygonMode,
     ) {}
-    ///`vkCmdSetPolygonModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPolygonModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20696,7 +20696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         primitiveRestartEnable: VkBool32,
     ) {}
-    ///`vkCmdSetPrimitiveRestartEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPrimitiveRestartEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20741,7 +20741,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         primitiveRestartIndex: u32,
     ) {}
-    ///`vkCmdSetPrimitiveRestartIndexEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPrimitiveRestartIndexEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20786,7 +20786,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         primitiveTopology: VkPrimitiveTopology,
     ) {}
-    ///`vkCmdSetPrimitiveTopology`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetPrimitiveTopology`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20831,7 +20831,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         provokingVertexMode: VkProvokingVertexModeEXT,
     ) {}
-    ///`vkCmdSetProvokingVertexModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetProvokingVertexModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20876,7 +20876,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         rasterizationSamples: VkSampleCountFlagBits,
     ) {}
-    ///`vkCmdSetRasterizationSamplesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRasterizationSamplesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20921,7 +20921,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         rasterizationStream: u32,
     ) {}
-    ///`vkCmdSetRasterizationStreamEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRasterizationStreamEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -20966,7 +20966,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         rasterizerDiscardEnable: VkBool32,
     ) {}
-    ///`vkCmdSetRasterizerDiscardEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRasterizerDiscardEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21011,7 +21011,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pipelineStackSize: u32,
     ) {}
-    ///`vkCmdSetRayTracingPipelineStackSizeKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRayTracingPipelineStackSizeKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21057,7 +21057,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pLocationInfo: *const VkRenderingAttachmentLocationInfo,
     ) {}
-    ///`vkCmdSetRenderingAttachmentLocations`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRenderingAttachmentLocations`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21103,7 +21103,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInputAttachmentIndexInfo: *const VkRenderingInputAttachmentIndexInfo,
     ) {}
-    ///`vkCmdSetRenderingInputAttachmentIndices`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRenderingInputAttachmentIndices`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21149,7 +21149,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         representativeFragmentTestEnable: VkBool32,
     ) {}
-    ///`vkCmdSetRepresentativeFragmentTestEnableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetRepresentativeFragmentTestEnableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21195,7 +21195,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pSampleLocationsInfo: *const VkSampleLocationsInfoEXT,
     ) {}
-    ///`vkCmdSetSampleLocationsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetSampleLocationsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21240,7 +21240,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         sampleLocationsEnable: VkBool32,
     ) {}
-    ///`vkCmdSetSampleLocationsEnableEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetSampleLocationsEnableEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21287,7 +21287,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         samples: VkSampleCountFlagBits,
         pSampleMask: *const VkSampleMask,
     ) {}
-    ///`vkCmdSetSampleMaskEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetSampleMaskEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21336,7 +21336,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scissorCount: u32,
         pScissors: *const VkRect2D,
     ) {}
-    ///`vkCmdSetScissor`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetScissor`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetScissor`'s
@@ -21385,7 +21385,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         scissorCount: u32,
         pScissors: *const VkRect2D,
     ) {}
-    ///`vkCmdSetScissorWithCount`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetScissorWithCount`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21430,7 +21430,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         shadingRateImageEnable: VkBool32,
     ) {}
-    ///`vkCmdSetShadingRateImageEnableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetShadingRateImageEnableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21477,7 +21477,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         faceMask: VkStencilFaceFlags,
         compareMask: u32,
     ) {}
-    ///`vkCmdSetStencilCompareMask`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetStencilCompareMask`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21532,7 +21532,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         depthFailOp: VkStencilOp,
         compareOp: VkCompareOp,
     ) {}
-    ///`vkCmdSetStencilOp`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetStencilOp`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetStencilOp`'s
@@ -21585,7 +21585,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         faceMask: VkStencilFaceFlags,
         reference: u32,
     ) {}
-    ///`vkCmdSetStencilReference`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetStencilReference`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21630,7 +21630,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         stencilTestEnable: VkBool32,
     ) {}
-    ///`vkCmdSetStencilTestEnable`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetStencilTestEnable`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21677,7 +21677,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         faceMask: VkStencilFaceFlags,
         writeMask: u32,
     ) {}
-    ///`vkCmdSetStencilWriteMask`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetStencilWriteMask`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21722,7 +21722,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         domainOrigin: VkTessellationDomainOrigin,
     ) {}
-    ///`vkCmdSetTessellationDomainOriginEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetTessellationDomainOriginEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21773,7 +21773,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         vertexAttributeDescriptionCount: u32,
         pVertexAttributeDescriptions: *const VkVertexInputAttributeDescription2EXT,
     ) {}
-    ///`vkCmdSetVertexInputEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetVertexInputEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21834,7 +21834,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         viewportCount: u32,
         pViewports: *const VkViewport,
     ) {}
-    ///`vkCmdSetViewport`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetViewport`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdSetViewport`'s
@@ -21885,7 +21885,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         viewportCount: u32,
         pShadingRatePalettes: *const VkShadingRatePaletteNV,
     ) {}
-    ///`vkCmdSetViewportShadingRatePaletteNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetViewportShadingRatePaletteNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21939,7 +21939,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         viewportCount: u32,
         pViewportSwizzles: *const VkViewportSwizzleNV,
     ) {}
-    ///`vkCmdSetViewportSwizzleNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetViewportSwizzleNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -21988,7 +21988,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         viewportWScalingEnable: VkBool32,
     ) {}
-    ///`vkCmdSetViewportWScalingEnableNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetViewportWScalingEnableNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22037,7 +22037,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         viewportCount: u32,
         pViewportWScalings: *const VkViewportWScalingNV,
     ) {}
-    ///`vkCmdSetViewportWScalingNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetViewportWScalingNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22088,7 +22088,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         viewportCount: u32,
         pViewports: *const VkViewport,
     ) {}
-    ///`vkCmdSetViewportWithCount`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSetViewportWithCount`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22133,7 +22133,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkCmdSubpassShadingHUAWEI`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdSubpassShadingHUAWEI`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22176,7 +22176,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         indirectDeviceAddress: VkDeviceAddress,
     ) {}
-    ///`vkCmdTraceRaysIndirect2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdTraceRaysIndirect2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22229,7 +22229,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCallableShaderBindingTable: *const VkStridedDeviceAddressRegionKHR,
         indirectDeviceAddress: VkDeviceAddress,
     ) {}
-    ///`vkCmdTraceRaysIndirectKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdTraceRaysIndirectKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22303,7 +22303,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         height: u32,
         depth: u32,
     ) {}
-    ///`vkCmdTraceRaysKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdTraceRaysKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdTraceRaysKHR`'s
@@ -22395,7 +22395,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         height: u32,
         depth: u32,
     ) {}
-    ///`vkCmdTraceRaysNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdTraceRaysNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdTraceRaysNV`'s
@@ -22488,7 +22488,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dataSize: VkDeviceSize,
         pData: *const c_void,
     ) {}
-    ///`vkCmdUpdateBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdUpdateBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdUpdateBuffer`'s
@@ -22543,7 +22543,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dataSize: VkDeviceSize,
         pData: *const c_void,
     ) {}
-    ///`vkCmdUpdateMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdUpdateMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22594,7 +22594,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipelineBindPoint: VkPipelineBindPoint,
         pipeline: VkPipeline,
     ) {}
-    ///`vkCmdUpdatePipelineIndirectBufferNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdUpdatePipelineIndirectBufferNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22659,7 +22659,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageMemoryBarrierCount: u32,
         pImageMemoryBarriers: *const VkImageMemoryBarrier,
     ) {}
-    ///`vkCmdWaitEvents`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWaitEvents`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdWaitEvents`'s
@@ -22738,7 +22738,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pEvents: *const VkEvent,
         pDependencyInfos: *const VkDependencyInfo,
     ) {}
-    ///`vkCmdWaitEvents2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWaitEvents2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdWaitEvents2`'s
@@ -22793,7 +22793,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         firstQuery: u32,
     ) {}
-    ///`vkCmdWriteAccelerationStructuresPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteAccelerationStructuresPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22864,7 +22864,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         firstQuery: u32,
     ) {}
-    ///`vkCmdWriteAccelerationStructuresPropertiesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteAccelerationStructuresPropertiesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22933,7 +22933,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dstOffset: VkDeviceSize,
         marker: u32,
     ) {}
-    ///`vkCmdWriteBufferMarker2AMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteBufferMarker2AMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -22990,7 +22990,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dstOffset: VkDeviceSize,
         marker: u32,
     ) {}
-    ///`vkCmdWriteBufferMarkerAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteBufferMarkerAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23041,7 +23041,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         pInfo: *const VkMemoryMarkerInfoAMD,
     ) {}
-    ///`vkCmdWriteMarkerToMemoryAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteMarkerToMemoryAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23094,7 +23094,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         firstQuery: u32,
     ) {}
-    ///`vkCmdWriteMicromapsPropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteMicromapsPropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23153,7 +23153,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         query: u32,
     ) {}
-    ///`vkCmdWriteTimestamp`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteTimestamp`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCmdWriteTimestamp`'s
@@ -23204,7 +23204,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         query: u32,
     ) {}
-    ///`vkCmdWriteTimestamp2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCmdWriteTimestamp2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23253,7 +23253,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipeline: VkPipeline,
         shader: u32,
     ) {}
-    ///`vkCompileDeferredNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCompileDeferredNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCompileDeferredNV`'s
@@ -23299,7 +23299,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkConvertCooperativeVectorMatrixInfoNV,
     ) {}
-    ///`vkConvertCooperativeVectorMatrixNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkConvertCooperativeVectorMatrixNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23347,7 +23347,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureInfoKHR,
     ) {}
-    ///`vkCopyAccelerationStructureKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyAccelerationStructureKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23397,7 +23397,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyAccelerationStructureToMemoryInfoKHR,
     ) {}
-    ///`vkCopyAccelerationStructureToMemoryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyAccelerationStructureToMemoryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23446,7 +23446,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pCopyImageToImageInfo: *const VkCopyImageToImageInfo,
     ) {}
-    ///`vkCopyImageToImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyImageToImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCopyImageToImage`'s
@@ -23490,7 +23490,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pCopyImageToMemoryInfo: *const VkCopyImageToMemoryInfo,
     ) {}
-    ///`vkCopyImageToMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyImageToMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCopyImageToMemory`'s
@@ -23536,7 +23536,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToAccelerationStructureInfoKHR,
     ) {}
-    ///`vkCopyMemoryToAccelerationStructureKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyMemoryToAccelerationStructureKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23585,7 +23585,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pCopyMemoryToImageInfo: *const VkCopyMemoryToImageInfo,
     ) {}
-    ///`vkCopyMemoryToImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyMemoryToImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCopyMemoryToImage`'s
@@ -23631,7 +23631,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMemoryToMicromapInfoEXT,
     ) {}
-    ///`vkCopyMemoryToMicromapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyMemoryToMicromapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23681,7 +23681,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapInfoEXT,
     ) {}
-    ///`vkCopyMicromapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyMicromapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCopyMicromapEXT`'s
@@ -23729,7 +23729,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         deferredOperation: VkDeferredOperationKHR,
         pInfo: *const VkCopyMicromapToMemoryInfoEXT,
     ) {}
-    ///`vkCopyMicromapToMemoryEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCopyMicromapToMemoryEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23781,7 +23781,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pAccelerationStructure: *mut VkAccelerationStructureKHR,
     ) {}
-    ///`vkCreateAccelerationStructure2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateAccelerationStructure2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23835,7 +23835,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pAccelerationStructure: *mut VkAccelerationStructureKHR,
     ) {}
-    ///`vkCreateAccelerationStructureKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateAccelerationStructureKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23889,7 +23889,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pAccelerationStructure: *mut VkAccelerationStructureNV,
     ) {}
-    ///`vkCreateAccelerationStructureNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateAccelerationStructureNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -23943,7 +23943,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pBuffer: *mut VkBuffer,
     ) {}
-    ///`vkCreateBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateBuffer`'s
@@ -23995,7 +23995,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pCollection: *mut VkBufferCollectionFUCHSIA,
     ) {}
-    ///`vkCreateBufferCollectionFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateBufferCollectionFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24049,7 +24049,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pView: *mut VkBufferView,
     ) {}
-    ///`vkCreateBufferView`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateBufferView`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateBufferView`'s
@@ -24101,7 +24101,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pCommandPool: *mut VkCommandPool,
     ) {}
-    ///`vkCreateCommandPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateCommandPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateCommandPool`'s
@@ -24157,7 +24157,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelines: *mut VkPipeline,
     ) {}
-    ///`vkCreateComputePipelines`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateComputePipelines`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24222,7 +24222,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pFunction: *mut VkCuFunctionNVX,
     ) {}
-    ///`vkCreateCuFunctionNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateCuFunctionNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24274,7 +24274,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pModule: *mut VkCuModuleNVX,
     ) {}
-    ///`vkCreateCuModuleNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateCuModuleNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateCuModuleNVX`'s
@@ -24326,7 +24326,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pFunction: *mut VkCudaFunctionNV,
     ) {}
-    ///`vkCreateCudaFunctionNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateCudaFunctionNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24378,7 +24378,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pModule: *mut VkCudaModuleNV,
     ) {}
-    ///`vkCreateCudaModuleNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateCudaModuleNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24430,7 +24430,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSession: *mut VkDataGraphPipelineSessionARM,
     ) {}
-    ///`vkCreateDataGraphPipelineSessionARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDataGraphPipelineSessionARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24490,7 +24490,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelines: *mut VkPipeline,
     ) {}
-    ///`vkCreateDataGraphPipelinesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDataGraphPipelinesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24558,7 +24558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pDeferredOperation: *mut VkDeferredOperationKHR,
     ) {}
-    ///`vkCreateDeferredOperationKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDeferredOperationKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24610,7 +24610,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pDescriptorPool: *mut VkDescriptorPool,
     ) {}
-    ///`vkCreateDescriptorPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDescriptorPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24662,7 +24662,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSetLayout: *mut VkDescriptorSetLayout,
     ) {}
-    ///`vkCreateDescriptorSetLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDescriptorSetLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24716,7 +24716,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pDescriptorUpdateTemplate: *mut VkDescriptorUpdateTemplate,
     ) {}
-    ///`vkCreateDescriptorUpdateTemplate`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateDescriptorUpdateTemplate`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24770,7 +24770,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pEvent: *mut VkEvent,
     ) {}
-    ///`vkCreateEvent`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateEvent`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateEvent`'s valid
@@ -24825,7 +24825,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelines: *mut VkPipeline,
     ) {}
-    ///`vkCreateExecutionGraphPipelinesAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateExecutionGraphPipelinesAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24892,7 +24892,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pExternalQueue: *mut VkExternalComputeQueueNV,
     ) {}
-    ///`vkCreateExternalComputeQueueNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateExternalComputeQueueNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -24946,7 +24946,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pFence: *mut VkFence,
     ) {}
-    ///`vkCreateFence`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateFence`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateFence`'s valid
@@ -24997,7 +24997,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pFramebuffer: *mut VkFramebuffer,
     ) {}
-    ///`vkCreateFramebuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateFramebuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateFramebuffer`'s
@@ -25049,7 +25049,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pGpaSession: *mut VkGpaSessionAMD,
     ) {}
-    ///`vkCreateGpaSessionAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateGpaSessionAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25105,7 +25105,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelines: *mut VkPipeline,
     ) {}
-    ///`vkCreateGraphicsPipelines`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateGraphicsPipelines`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25172,7 +25172,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pImage: *mut VkImage,
     ) {}
-    ///`vkCreateImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateImage`'s valid
@@ -25223,7 +25223,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pView: *mut VkImageView,
     ) {}
-    ///`vkCreateImageView`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateImageView`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateImageView`'s
@@ -25275,7 +25275,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pIndirectCommandsLayout: *mut VkIndirectCommandsLayoutEXT,
     ) {}
-    ///`vkCreateIndirectCommandsLayoutEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateIndirectCommandsLayoutEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25329,7 +25329,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pIndirectCommandsLayout: *mut VkIndirectCommandsLayoutNV,
     ) {}
-    ///`vkCreateIndirectCommandsLayoutNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateIndirectCommandsLayoutNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25383,7 +25383,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pIndirectExecutionSet: *mut VkIndirectExecutionSetEXT,
     ) {}
-    ///`vkCreateIndirectExecutionSetEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateIndirectExecutionSetEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25437,7 +25437,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pMicromap: *mut VkMicromapEXT,
     ) {}
-    ///`vkCreateMicromapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateMicromapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateMicromapEXT`'s
@@ -25489,7 +25489,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSession: *mut VkOpticalFlowSessionNV,
     ) {}
-    ///`vkCreateOpticalFlowSessionNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateOpticalFlowSessionNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25543,7 +25543,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pBinaries: *mut VkPipelineBinaryHandlesInfoKHR,
     ) {}
-    ///`vkCreatePipelineBinariesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreatePipelineBinariesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25597,7 +25597,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelineCache: *mut VkPipelineCache,
     ) {}
-    ///`vkCreatePipelineCache`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreatePipelineCache`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25649,7 +25649,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelineLayout: *mut VkPipelineLayout,
     ) {}
-    ///`vkCreatePipelineLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreatePipelineLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25701,7 +25701,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPrivateDataSlot: *mut VkPrivateDataSlot,
     ) {}
-    ///`vkCreatePrivateDataSlot`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreatePrivateDataSlot`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25753,7 +25753,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pQueryPool: *mut VkQueryPool,
     ) {}
-    ///`vkCreateQueryPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateQueryPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateQueryPool`'s
@@ -25811,7 +25811,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelines: *mut VkPipeline,
     ) {}
-    ///`vkCreateRayTracingPipelinesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateRayTracingPipelinesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25885,7 +25885,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pPipelines: *mut VkPipeline,
     ) {}
-    ///`vkCreateRayTracingPipelinesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateRayTracingPipelinesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -25952,7 +25952,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pRenderPass: *mut VkRenderPass,
     ) {}
-    ///`vkCreateRenderPass`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateRenderPass`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateRenderPass`'s
@@ -26004,7 +26004,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pRenderPass: *mut VkRenderPass,
     ) {}
-    ///`vkCreateRenderPass2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateRenderPass2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateRenderPass2`'s
@@ -26056,7 +26056,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSampler: *mut VkSampler,
     ) {}
-    ///`vkCreateSampler`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateSampler`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateSampler`'s
@@ -26108,7 +26108,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pYcbcrConversion: *mut VkSamplerYcbcrConversion,
     ) {}
-    ///`vkCreateSamplerYcbcrConversion`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateSamplerYcbcrConversion`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26162,7 +26162,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSemaphore: *mut VkSemaphore,
     ) {}
-    ///`vkCreateSemaphore`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateSemaphore`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateSemaphore`'s
@@ -26214,7 +26214,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pInstrumentation: *mut VkShaderInstrumentationARM,
     ) {}
-    ///`vkCreateShaderInstrumentationARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateShaderInstrumentationARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26268,7 +26268,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pShaderModule: *mut VkShaderModule,
     ) {}
-    ///`vkCreateShaderModule`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateShaderModule`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26322,7 +26322,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pShaders: *mut VkShaderEXT,
     ) {}
-    ///`vkCreateShadersEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateShadersEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateShadersEXT`'s
@@ -26378,7 +26378,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSwapchains: *mut VkSwapchainKHR,
     ) {}
-    ///`vkCreateSharedSwapchainsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateSharedSwapchainsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26434,7 +26434,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pSwapchain: *mut VkSwapchainKHR,
     ) {}
-    ///`vkCreateSwapchainKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateSwapchainKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26486,7 +26486,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pTensor: *mut VkTensorARM,
     ) {}
-    ///`vkCreateTensorARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateTensorARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkCreateTensorARM`'s
@@ -26538,7 +26538,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pView: *mut VkTensorViewARM,
     ) {}
-    ///`vkCreateTensorViewARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateTensorViewARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26590,7 +26590,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pValidationCache: *mut VkValidationCacheEXT,
     ) {}
-    ///`vkCreateValidationCacheEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateValidationCacheEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26644,7 +26644,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pVideoSession: *mut VkVideoSessionKHR,
     ) {}
-    ///`vkCreateVideoSessionKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateVideoSessionKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26696,7 +26696,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pVideoSessionParameters: *mut VkVideoSessionParametersKHR,
     ) {}
-    ///`vkCreateVideoSessionParametersKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkCreateVideoSessionParametersKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26746,7 +26746,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pNameInfo: *const VkDebugMarkerObjectNameInfoEXT,
     ) {}
-    ///`vkDebugMarkerSetObjectNameEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDebugMarkerSetObjectNameEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26792,7 +26792,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pTagInfo: *const VkDebugMarkerObjectTagInfoEXT,
     ) {}
-    ///`vkDebugMarkerSetObjectTagEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDebugMarkerSetObjectTagEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26838,7 +26838,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) {}
-    ///`vkDeferredOperationJoinKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDeferredOperationJoinKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26886,7 +26886,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         accelerationStructure: VkAccelerationStructureKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyAccelerationStructureKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyAccelerationStructureKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26935,7 +26935,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         accelerationStructure: VkAccelerationStructureNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyAccelerationStructureNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyAccelerationStructureNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -26984,7 +26984,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: VkBuffer,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyBuffer`'s
@@ -27031,7 +27031,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         collection: VkBufferCollectionFUCHSIA,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyBufferCollectionFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyBufferCollectionFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27080,7 +27080,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         bufferView: VkBufferView,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyBufferView`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyBufferView`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyBufferView`'s
@@ -27127,7 +27127,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandPool: VkCommandPool,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyCommandPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyCommandPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27174,7 +27174,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         function: VkCuFunctionNVX,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyCuFunctionNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyCuFunctionNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27221,7 +27221,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         module: VkCuModuleNVX,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyCuModuleNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyCuModuleNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27268,7 +27268,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         function: VkCudaFunctionNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyCudaFunctionNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyCudaFunctionNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27315,7 +27315,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         module: VkCudaModuleNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyCudaModuleNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyCudaModuleNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27362,7 +27362,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         session: VkDataGraphPipelineSessionARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDataGraphPipelineSessionARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDataGraphPipelineSessionARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27412,7 +27412,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         operation: VkDeferredOperationKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDeferredOperationKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDeferredOperationKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27461,7 +27461,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorPool: VkDescriptorPool,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDescriptorPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDescriptorPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27508,7 +27508,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorSetLayout: VkDescriptorSetLayout,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDescriptorSetLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDescriptorSetLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27557,7 +27557,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyDescriptorUpdateTemplate`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyDescriptorUpdateTemplate`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27606,7 +27606,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         event: VkEvent,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyEvent`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyEvent`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyEvent`'s
@@ -27653,7 +27653,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         externalQueue: VkExternalComputeQueueNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyExternalComputeQueueNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyExternalComputeQueueNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27702,7 +27702,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         fence: VkFence,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyFence`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyFence`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyFence`'s
@@ -27749,7 +27749,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         framebuffer: VkFramebuffer,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyFramebuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyFramebuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27796,7 +27796,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         gpaSession: VkGpaSessionAMD,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyGpaSessionAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyGpaSessionAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27843,7 +27843,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         image: VkImage,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyImage`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyImage`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyImage`'s
@@ -27890,7 +27890,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageView: VkImageView,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyImageView`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyImageView`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyImageView`'s
@@ -27937,7 +27937,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         indirectCommandsLayout: VkIndirectCommandsLayoutEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyIndirectCommandsLayoutEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyIndirectCommandsLayoutEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -27986,7 +27986,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         indirectCommandsLayout: VkIndirectCommandsLayoutNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyIndirectCommandsLayoutNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyIndirectCommandsLayoutNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28035,7 +28035,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         indirectExecutionSet: VkIndirectExecutionSetEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyIndirectExecutionSetEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyIndirectExecutionSetEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28084,7 +28084,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         micromap: VkMicromapEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyMicromapEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyMicromapEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28131,7 +28131,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         session: VkOpticalFlowSessionNV,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyOpticalFlowSessionNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyOpticalFlowSessionNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28180,7 +28180,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipeline: VkPipeline,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyPipeline`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyPipeline`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyPipeline`'s
@@ -28227,7 +28227,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipelineBinary: VkPipelineBinaryKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyPipelineBinaryKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyPipelineBinaryKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28276,7 +28276,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipelineCache: VkPipelineCache,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyPipelineCache`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyPipelineCache`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28323,7 +28323,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pipelineLayout: VkPipelineLayout,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyPipelineLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyPipelineLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28370,7 +28370,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         privateDataSlot: VkPrivateDataSlot,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyPrivateDataSlot`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyPrivateDataSlot`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28417,7 +28417,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queryPool: VkQueryPool,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyQueryPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyQueryPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyQueryPool`'s
@@ -28464,7 +28464,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         renderPass: VkRenderPass,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyRenderPass`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyRenderPass`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyRenderPass`'s
@@ -28511,7 +28511,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         sampler: VkSampler,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroySampler`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroySampler`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroySampler`'s
@@ -28558,7 +28558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         ycbcrConversion: VkSamplerYcbcrConversion,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroySamplerYcbcrConversion`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroySamplerYcbcrConversion`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28607,7 +28607,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         semaphore: VkSemaphore,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroySemaphore`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroySemaphore`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroySemaphore`'s
@@ -28654,7 +28654,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         shader: VkShaderEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyShaderEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyShaderEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyShaderEXT`'s
@@ -28701,7 +28701,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         instrumentation: VkShaderInstrumentationARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyShaderInstrumentationARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyShaderInstrumentationARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28750,7 +28750,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         shaderModule: VkShaderModule,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyShaderModule`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyShaderModule`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28797,7 +28797,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroySwapchainKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroySwapchainKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28844,7 +28844,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         tensor: VkTensorARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyTensorARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyTensorARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDestroyTensorARM`'s
@@ -28891,7 +28891,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         tensorView: VkTensorViewARM,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyTensorViewARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyTensorViewARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28938,7 +28938,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         validationCache: VkValidationCacheEXT,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyValidationCacheEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyValidationCacheEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -28987,7 +28987,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         videoSession: VkVideoSessionKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyVideoSessionKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyVideoSessionKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29034,7 +29034,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         videoSessionParameters: VkVideoSessionParametersKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkDestroyVideoSessionParametersKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDestroyVideoSessionParametersKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29079,7 +29079,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         device: VkDevice,
     ) {}
-    ///`vkDeviceWaitIdle`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDeviceWaitIdle`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkDeviceWaitIdle`'s
@@ -29123,7 +29123,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         display: VkDisplayKHR,
         pDisplayPowerInfo: *const VkDisplayPowerInfoEXT,
     ) {}
-    ///`vkDisplayPowerControlEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkDisplayPowerControlEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29167,7 +29167,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         commandBuffer: VkCommandBuffer,
     ) {}
-    ///`vkEndCommandBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkEndCommandBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkEndCommandBuffer`'s
@@ -29209,7 +29209,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pMetalObjectsInfo: *mut VkExportMetalObjectsInfoEXT,
     ) {}
-    ///`vkExportMetalObjectsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkExportMetalObjectsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29254,7 +29254,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
     ) {}
-    ///`vkFlushMappedMemoryRanges`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkFlushMappedMemoryRanges`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29306,7 +29306,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBufferCount: u32,
         pCommandBuffers: *const VkCommandBuffer,
     ) {}
-    ///`vkFreeCommandBuffers`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkFreeCommandBuffers`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29357,7 +29357,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorSetCount: u32,
         pDescriptorSets: *const VkDescriptorSet,
     ) {}
-    ///`vkFreeDescriptorSets`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkFreeDescriptorSets`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29407,7 +29407,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memory: VkDeviceMemory,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkFreeMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkFreeMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkFreeMemory`'s valid
@@ -29457,7 +29457,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pMaxPrimitiveCounts: *const u32,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
     ) {}
-    ///`vkGetAccelerationStructureBuildSizesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetAccelerationStructureBuildSizesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29509,7 +29509,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkAccelerationStructureDeviceAddressInfoKHR,
     ) {}
-    ///`vkGetAccelerationStructureDeviceAddressKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetAccelerationStructureDeviceAddressKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29560,7 +29560,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dataSize: usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetAccelerationStructureHandleNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetAccelerationStructureHandleNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29612,7 +29612,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkAccelerationStructureMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetAccelerationStructureMemoryRequirementsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetAccelerationStructureMemoryRequirementsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29662,7 +29662,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkAccelerationStructureCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
     ) {}
-    ///`vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29714,7 +29714,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: *const AHardwareBuffer,
         pProperties: *mut VkAndroidHardwareBufferPropertiesANDROID,
     ) {}
-    ///`vkGetAndroidHardwareBufferPropertiesANDROID`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetAndroidHardwareBufferPropertiesANDROID`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29765,7 +29765,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         collection: VkBufferCollectionFUCHSIA,
         pProperties: *mut VkBufferCollectionPropertiesFUCHSIA,
     ) {}
-    ///`vkGetBufferCollectionPropertiesFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetBufferCollectionPropertiesFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29814,7 +29814,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
     ) {}
-    ///`vkGetBufferDeviceAddress`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetBufferDeviceAddress`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29860,7 +29860,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: VkBuffer,
         pMemoryRequirements: *mut VkMemoryRequirements,
     ) {}
-    ///`vkGetBufferMemoryRequirements`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetBufferMemoryRequirements`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29909,7 +29909,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkBufferMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetBufferMemoryRequirements2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetBufferMemoryRequirements2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -29956,7 +29956,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkBufferDeviceAddressInfo,
     ) {}
-    ///`vkGetBufferOpaqueCaptureAddress`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetBufferOpaqueCaptureAddress`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30004,7 +30004,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkBufferCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
     ) {}
-    ///`vkGetBufferOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetBufferOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30059,7 +30059,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pTimestamps: *mut u64,
         pMaxDeviation: *mut u64,
     ) {}
-    ///`vkGetCalibratedTimestampsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetCalibratedTimestampsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30113,7 +30113,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkClusterAccelerationStructureInputInfoNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
     ) {}
-    ///`vkGetClusterAccelerationStructureBuildSizesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetClusterAccelerationStructureBuildSizesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30165,7 +30165,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCacheSize: *mut usize,
         pCacheData: *mut c_void,
     ) {}
-    ///`vkGetCudaModuleCacheNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetCudaModuleCacheNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30217,7 +30217,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPropertiesCount: *mut u32,
         pProperties: *mut VkDataGraphPipelinePropertyARM,
     ) {}
-    ///`vkGetDataGraphPipelineAvailablePropertiesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDataGraphPipelineAvailablePropertiesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30272,7 +30272,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         propertiesCount: u32,
         pProperties: *mut VkDataGraphPipelinePropertyQueryResultARM,
     ) {}
-    ///`vkGetDataGraphPipelinePropertiesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDataGraphPipelinePropertiesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30326,7 +30326,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pBindPointRequirementCount: *mut u32,
         pBindPointRequirements: *mut VkDataGraphPipelineSessionBindPointRequirementARM,
     ) {}
-    ///`vkGetDataGraphPipelineSessionBindPointRequirementsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDataGraphPipelineSessionBindPointRequirementsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30380,7 +30380,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkDataGraphPipelineSessionMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetDataGraphPipelineSessionMemoryRequirementsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDataGraphPipelineSessionMemoryRequirementsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30429,7 +30429,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) {}
-    ///`vkGetDeferredOperationMaxConcurrencyKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeferredOperationMaxConcurrencyKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30476,7 +30476,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         operation: VkDeferredOperationKHR,
     ) {}
-    ///`vkGetDeferredOperationResultKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeferredOperationResultKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30526,7 +30526,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dataSize: usize,
         pDescriptor: *mut c_void,
     ) {}
-    ///`vkGetDescriptorEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDescriptorEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetDescriptorEXT`'s
@@ -30575,7 +30575,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorSet: VkDescriptorSet,
         ppData: *mut *mut c_void,
     ) {}
-    ///`vkGetDescriptorSetHostMappingVALVE`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDescriptorSetHostMappingVALVE`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30626,7 +30626,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         binding: u32,
         pOffset: *mut VkDeviceSize,
     ) {}
-    ///`vkGetDescriptorSetLayoutBindingOffsetEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDescriptorSetLayoutBindingOffsetEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30678,7 +30678,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pBindingReference: *const VkDescriptorSetBindingReferenceVALVE,
         pHostMapping: *mut VkDescriptorSetLayoutHostMappingInfoVALVE,
     ) {}
-    ///`vkGetDescriptorSetLayoutHostMappingInfoVALVE`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDescriptorSetLayoutHostMappingInfoVALVE`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30728,7 +30728,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         layout: VkDescriptorSetLayout,
         pLayoutSizeInBytes: *mut VkDeviceSize,
     ) {}
-    ///`vkGetDescriptorSetLayoutSizeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDescriptorSetLayoutSizeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30777,7 +30777,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCreateInfo: *const VkDescriptorSetLayoutCreateInfo,
         pSupport: *mut VkDescriptorSetLayoutSupport,
     ) {}
-    ///`vkGetDescriptorSetLayoutSupport`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDescriptorSetLayoutSupport`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30826,7 +30826,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pVersionInfo: *const VkAccelerationStructureVersionInfoKHR,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
     ) {}
-    ///`vkGetDeviceAccelerationStructureCompatibilityKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceAccelerationStructureCompatibilityKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30876,7 +30876,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkDeviceBufferMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetDeviceBufferMemoryRequirements`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceBufferMemoryRequirements`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30925,7 +30925,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageViewIndex: u64,
         samplerIndex: u64,
     ) {}
-    ///`vkGetDeviceCombinedImageSamplerIndexNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceCombinedImageSamplerIndexNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -30974,7 +30974,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pDebugInfo: *mut VkDeviceFaultDebugInfoKHR,
     ) {}
-    ///`vkGetDeviceFaultDebugInfoKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceFaultDebugInfoKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31022,7 +31022,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pFaultCounts: *mut VkDeviceFaultCountsEXT,
         pFaultInfo: *mut VkDeviceFaultInfoEXT,
     ) {}
-    ///`vkGetDeviceFaultInfoEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceFaultInfoEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31072,7 +31072,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pFaultCounts: *mut u32,
         pFaultInfo: *mut VkDeviceFaultInfoKHR,
     ) {}
-    ///`vkGetDeviceFaultReportsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceFaultReportsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31128,7 +31128,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         remoteDeviceIndex: u32,
         pPeerMemoryFeatures: *mut VkPeerMemoryFeatureFlags,
     ) {}
-    ///`vkGetDeviceGroupPeerMemoryFeatures`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceGroupPeerMemoryFeatures`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31187,7 +31187,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pDeviceGroupPresentCapabilities: *mut VkDeviceGroupPresentCapabilitiesKHR,
     ) {}
-    ///`vkGetDeviceGroupPresentCapabilitiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceGroupPresentCapabilitiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31236,7 +31236,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSurfaceInfo: *const VkPhysicalDeviceSurfaceInfo2KHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
     ) {}
-    ///`vkGetDeviceGroupSurfacePresentModes2EXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceGroupSurfacePresentModes2EXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31287,7 +31287,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         surface: VkSurfaceKHR,
         pModes: *mut VkDeviceGroupPresentModeFlagsKHR,
     ) {}
-    ///`vkGetDeviceGroupSurfacePresentModesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceGroupSurfacePresentModesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31338,7 +31338,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkDeviceImageMemoryRequirements,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetDeviceImageMemoryRequirements`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceImageMemoryRequirements`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31389,7 +31389,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSparseMemoryRequirementCount: *mut u32,
         pSparseMemoryRequirements: *mut VkSparseImageMemoryRequirements2,
     ) {}
-    ///`vkGetDeviceImageSparseMemoryRequirements`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceImageSparseMemoryRequirements`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31443,7 +31443,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkDeviceImageSubresourceInfo,
         pLayout: *mut VkSubresourceLayout2,
     ) {}
-    ///`vkGetDeviceImageSubresourceLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceImageSubresourceLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31492,7 +31492,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memory: VkDeviceMemory,
         pCommittedMemoryInBytes: *mut VkDeviceSize,
     ) {}
-    ///`vkGetDeviceMemoryCommitment`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceMemoryCommitment`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31539,7 +31539,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkDeviceMemoryOpaqueCaptureAddressInfo,
     ) {}
-    ///`vkGetDeviceMemoryOpaqueCaptureAddress`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceMemoryOpaqueCaptureAddress`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31588,7 +31588,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pVersionInfo: *const VkMicromapVersionInfoEXT,
         pCompatibility: *mut VkAccelerationStructureCompatibilityKHR,
     ) {}
-    ///`vkGetDeviceMicromapCompatibilityEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceMicromapCompatibilityEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31639,7 +31639,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queueIndex: u32,
         pQueue: *mut VkQueue,
     ) {}
-    ///`vkGetDeviceQueue`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceQueue`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetDeviceQueue`'s
@@ -31688,7 +31688,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pQueueInfo: *const VkDeviceQueueInfo2,
         pQueue: *mut VkQueue,
     ) {}
-    ///`vkGetDeviceQueue2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceQueue2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetDeviceQueue2`'s
@@ -31735,7 +31735,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         renderpass: VkRenderPass,
         pMaxWorkgroupSize: *mut VkExtent2D,
     ) {}
-    ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31786,7 +31786,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkDeviceTensorMemoryRequirementsARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetDeviceTensorMemoryRequirementsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDeviceTensorMemoryRequirementsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31836,7 +31836,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pRenderingInfo: *const VkRenderingInfo,
         pProperties: *mut VkTilePropertiesQCOM,
     ) {}
-    ///`vkGetDynamicRenderingTilePropertiesQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetDynamicRenderingTilePropertiesQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31891,7 +31891,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pDataSize: *mut usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetEncodedVideoSessionParametersKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetEncodedVideoSessionParametersKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -31946,7 +31946,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         event: VkEvent,
     ) {}
-    ///`vkGetEventStatus`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetEventStatus`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetEventStatus`'s
@@ -31994,7 +31994,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pNodeInfo: *const VkPipelineShaderStageNodeCreateInfoAMDX,
         pNodeIndex: *mut u32,
     ) {}
-    ///`vkGetExecutionGraphPipelineNodeIndexAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetExecutionGraphPipelineNodeIndexAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32047,7 +32047,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         executionGraph: VkPipeline,
         pSizeInfo: *mut VkExecutionGraphPipelineScratchSizeAMDX,
     ) {}
-    ///`vkGetExecutionGraphPipelineScratchSizeAMDX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetExecutionGraphPipelineScratchSizeAMDX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32098,7 +32098,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         params: *mut VkExternalComputeQueueDataParamsNV,
         pData: *mut c_void,
     ) {}
-    ///`vkGetExternalComputeQueueDataNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetExternalComputeQueueDataNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32147,7 +32147,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetFdInfo: *const VkFenceGetFdInfoKHR,
         pFd: *mut c_int,
     ) {}
-    ///`vkGetFenceFdKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetFenceFdKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetFenceFdKHR`'s
@@ -32193,7 +32193,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         fence: VkFence,
     ) {}
-    ///`vkGetFenceStatus`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetFenceStatus`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetFenceStatus`'s
@@ -32239,7 +32239,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetWin32HandleInfo: *const VkFenceGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
     ) {}
-    ///`vkGetFenceWin32HandleKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetFenceWin32HandleKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32289,7 +32289,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPropertiesCount: *mut u32,
         pProperties: *mut VkTilePropertiesQCOM,
     ) {}
-    ///`vkGetFramebufferTilePropertiesQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetFramebufferTilePropertiesQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32341,7 +32341,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoEXT,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetGeneratedCommandsMemoryRequirementsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetGeneratedCommandsMemoryRequirementsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32391,7 +32391,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkGeneratedCommandsMemoryRequirementsInfoNV,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetGeneratedCommandsMemoryRequirementsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetGeneratedCommandsMemoryRequirementsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32439,7 +32439,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *mut VkGpaDeviceGetClockInfoAMD,
     ) {}
-    ///`vkGetGpaDeviceClockInfoAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetGpaDeviceClockInfoAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32491,7 +32491,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSizeInBytes: *mut usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetGpaSessionResultsAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetGpaSessionResultsAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32543,7 +32543,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
     ) {}
-    ///`vkGetGpaSessionStatusAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetGpaSessionStatusAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32589,7 +32589,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         image: VkImage,
         pProperties: *mut VkImageDrmFormatModifierPropertiesEXT,
     ) {}
-    ///`vkGetImageDrmFormatModifierPropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageDrmFormatModifierPropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32640,7 +32640,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         image: VkImage,
         pMemoryRequirements: *mut VkMemoryRequirements,
     ) {}
-    ///`vkGetImageMemoryRequirements`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageMemoryRequirements`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32689,7 +32689,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkImageMemoryRequirementsInfo2,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetImageMemoryRequirements2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageMemoryRequirements2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32740,7 +32740,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pImages: *const VkImage,
         pDatas: *mut VkHostAddressRangeEXT,
     ) {}
-    ///`vkGetImageOpaqueCaptureDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageOpaqueCaptureDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32792,7 +32792,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkImageCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
     ) {}
-    ///`vkGetImageOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32845,7 +32845,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSparseMemoryRequirementCount: *mut u32,
         pSparseMemoryRequirements: *mut VkSparseImageMemoryRequirements,
     ) {}
-    ///`vkGetImageSparseMemoryRequirements`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageSparseMemoryRequirements`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32900,7 +32900,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSparseMemoryRequirementCount: *mut u32,
         pSparseMemoryRequirements: *mut VkSparseImageMemoryRequirements2,
     ) {}
-    ///`vkGetImageSparseMemoryRequirements2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageSparseMemoryRequirements2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -32955,7 +32955,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSubresource: *const VkImageSubresource,
         pLayout: *mut VkSubresourceLayout,
     ) {}
-    ///`vkGetImageSubresourceLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageSubresourceLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33008,7 +33008,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSubresource: *const VkImageSubresource2,
         pLayout: *mut VkSubresourceLayout2,
     ) {}
-    ///`vkGetImageSubresourceLayout2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageSubresourceLayout2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33059,7 +33059,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         imageView: VkImageView,
         pProperties: *mut VkImageViewAddressPropertiesNVX,
     ) {}
-    ///`vkGetImageViewAddressNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageViewAddressNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33105,7 +33105,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
     ) {}
-    ///`vkGetImageViewHandle64NVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageViewHandle64NVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33151,7 +33151,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkImageViewHandleInfoNVX,
     ) {}
-    ///`vkGetImageViewHandleNVX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageViewHandleNVX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33197,7 +33197,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkImageViewCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
     ) {}
-    ///`vkGetImageViewOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetImageViewOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33246,7 +33246,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pTimings: *mut c_void,
     ) {}
-    ///`vkGetLatencyTimingsLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetLatencyTimingsLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33293,7 +33293,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *mut VkGetLatencyMarkerInfoNV,
     ) {}
-    ///`vkGetLatencyTimingsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetLatencyTimingsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33340,7 +33340,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkMemoryGetAndroidHardwareBufferInfoANDROID,
         pBuffer: *mut *mut AHardwareBuffer,
     ) {}
-    ///`vkGetMemoryAndroidHardwareBufferANDROID`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryAndroidHardwareBufferANDROID`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33391,7 +33391,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetFdInfo: *const VkMemoryGetFdInfoKHR,
         pFd: *mut c_int,
     ) {}
-    ///`vkGetMemoryFdKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryFdKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetMemoryFdKHR`'s
@@ -33441,7 +33441,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         fd: c_int,
         pMemoryFdProperties: *mut VkMemoryFdPropertiesKHR,
     ) {}
-    ///`vkGetMemoryFdPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryFdPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33495,7 +33495,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pHostPointer: *const c_void,
         pMemoryHostPointerProperties: *mut VkMemoryHostPointerPropertiesEXT,
     ) {}
-    ///`vkGetMemoryHostPointerPropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryHostPointerPropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33547,7 +33547,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetMetalHandleInfo: *const VkMemoryGetMetalHandleInfoEXT,
         pHandle: *mut *mut c_void,
     ) {}
-    ///`vkGetMemoryMetalHandleEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryMetalHandleEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33599,7 +33599,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pHandle: *const c_void,
         pMemoryMetalHandleProperties: *mut VkMemoryMetalHandlePropertiesEXT,
     ) {}
-    ///`vkGetMemoryMetalHandlePropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryMetalHandlePropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33651,7 +33651,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkMemoryGetNativeBufferInfoOHOS,
         pBuffer: *mut *mut OH_NativeBuffer,
     ) {}
-    ///`vkGetMemoryNativeBufferOHOS`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryNativeBufferOHOS`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33701,7 +33701,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pMemoryGetRemoteAddressInfo: *const VkMemoryGetRemoteAddressInfoNV,
         pAddress: *mut VkRemoteAddressNV,
     ) {}
-    ///`vkGetMemoryRemoteAddressNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryRemoteAddressNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33751,7 +33751,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetWin32HandleInfo: *const VkMemoryGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
     ) {}
-    ///`vkGetMemoryWin32HandleKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryWin32HandleKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33803,7 +33803,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         handleType: VkExternalMemoryHandleTypeFlagsNV,
         pHandle: *mut HANDLE,
     ) {}
-    ///`vkGetMemoryWin32HandleNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryWin32HandleNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33855,7 +33855,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         handle: HANDLE,
         pMemoryWin32HandleProperties: *mut VkMemoryWin32HandlePropertiesKHR,
     ) {}
-    ///`vkGetMemoryWin32HandlePropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryWin32HandlePropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33907,7 +33907,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetZirconHandleInfo: *const VkMemoryGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
     ) {}
-    ///`vkGetMemoryZirconHandleFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryZirconHandleFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -33959,7 +33959,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         zirconHandle: zx_handle_t,
         pMemoryZirconHandleProperties: *mut VkMemoryZirconHandlePropertiesFUCHSIA,
     ) {}
-    ///`vkGetMemoryZirconHandlePropertiesFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMemoryZirconHandlePropertiesFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34014,7 +34014,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pBuildInfo: *const VkMicromapBuildInfoEXT,
         pSizeInfo: *mut VkMicromapBuildSizesInfoEXT,
     ) {}
-    ///`vkGetMicromapBuildSizesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetMicromapBuildSizesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34065,7 +34065,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: *const OH_NativeBuffer,
         pProperties: *mut VkNativeBufferPropertiesOHOS,
     ) {}
-    ///`vkGetNativeBufferPropertiesOHOS`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetNativeBufferPropertiesOHOS`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34115,7 +34115,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkPartitionedAccelerationStructureInstancesInputNV,
         pSizeInfo: *mut VkAccelerationStructureBuildSizesInfoKHR,
     ) {}
-    ///`vkGetPartitionedAccelerationStructuresBuildSizesNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPartitionedAccelerationStructuresBuildSizesNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34166,7 +34166,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPastPresentationTimingInfo: *const VkPastPresentationTimingInfoEXT,
         pPastPresentationTimingProperties: *mut VkPastPresentationTimingPropertiesEXT,
     ) {}
-    ///`vkGetPastPresentationTimingEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPastPresentationTimingEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34220,7 +34220,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPresentationTimingCount: *mut u32,
         pPresentationTimings: *mut VkPastPresentationTimingGOOGLE,
     ) {}
-    ///`vkGetPastPresentationTimingGOOGLE`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPastPresentationTimingGOOGLE`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34272,7 +34272,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         parameter: VkPerformanceParameterTypeINTEL,
         pValue: *mut VkPerformanceValueINTEL,
     ) {}
-    ///`vkGetPerformanceParameterINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPerformanceParameterINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34326,7 +34326,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPipelineBinaryDataSize: *mut usize,
         pPipelineBinaryData: *mut c_void,
     ) {}
-    ///`vkGetPipelineBinaryDataKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineBinaryDataKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34390,7 +34390,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pDataSize: *mut usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetPipelineCacheData`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineCacheData`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34442,7 +34442,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInternalRepresentationCount: *mut u32,
         pInternalRepresentations: *mut VkPipelineExecutableInternalRepresentationKHR,
     ) {}
-    ///`vkGetPipelineExecutableInternalRepresentationsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineExecutableInternalRepresentationsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34504,7 +34504,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pExecutableCount: *mut u32,
         pProperties: *mut VkPipelineExecutablePropertiesKHR,
     ) {}
-    ///`vkGetPipelineExecutablePropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineExecutablePropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34559,7 +34559,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pStatisticCount: *mut u32,
         pStatistics: *mut VkPipelineExecutableStatisticKHR,
     ) {}
-    ///`vkGetPipelineExecutableStatisticsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineExecutableStatisticsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34610,7 +34610,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *const VkPipelineIndirectDeviceAddressInfoNV,
     ) {}
-    ///`vkGetPipelineIndirectDeviceAddressNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineIndirectDeviceAddressNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34659,7 +34659,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCreateInfo: *const VkComputePipelineCreateInfo,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetPipelineIndirectMemoryRequirementsNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineIndirectMemoryRequirementsNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34709,7 +34709,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPipelineCreateInfo: *const VkPipelineCreateInfoKHR,
         pPipelineKey: *mut VkPipelineBinaryKeyKHR,
     ) {}
-    ///`vkGetPipelineKeyKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelineKeyKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetPipelineKeyKHR`'s
@@ -34757,7 +34757,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pPipelineInfo: *const VkPipelineInfoKHR,
         pPipelineProperties: *mut VkBaseOutStructure,
     ) {}
-    ///`vkGetPipelinePropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPipelinePropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34811,7 +34811,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         privateDataSlot: VkPrivateDataSlot,
         pData: *mut u64,
     ) {}
-    ///`vkGetPrivateData`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetPrivateData`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetPrivateData`'s
@@ -34872,7 +34872,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         stride: VkDeviceSize,
         flags: VkQueryResultFlags,
     ) {}
-    ///`vkGetQueryPoolResults`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetQueryPoolResults`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34932,7 +34932,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointData2NV,
     ) {}
-    ///`vkGetQueueCheckpointData2NV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetQueueCheckpointData2NV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -34981,7 +34981,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCheckpointDataCount: *mut u32,
         pCheckpointData: *mut VkCheckpointDataNV,
     ) {}
-    ///`vkGetQueueCheckpointDataNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetQueueCheckpointDataNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35036,7 +35036,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dataSize: usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetRayTracingCaptureReplayShaderGroupHandlesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRayTracingCaptureReplayShaderGroupHandlesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35099,7 +35099,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         dataSize: usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetRayTracingShaderGroupHandlesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRayTracingShaderGroupHandlesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35158,7 +35158,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         group: u32,
         groupShader: VkShaderGroupShaderKHR,
     ) {}
-    ///`vkGetRayTracingShaderGroupStackSizeKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRayTracingShaderGroupStackSizeKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35211,7 +35211,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pDisplayTimingProperties: *mut VkRefreshCycleDurationGOOGLE,
     ) {}
-    ///`vkGetRefreshCycleDurationGOOGLE`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRefreshCycleDurationGOOGLE`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35261,7 +35261,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         renderPass: VkRenderPass,
         pGranularity: *mut VkExtent2D,
     ) {}
-    ///`vkGetRenderAreaGranularity`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRenderAreaGranularity`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35310,7 +35310,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pRenderingAreaInfo: *const VkRenderingAreaInfo,
         pGranularity: *mut VkExtent2D,
     ) {}
-    ///`vkGetRenderingAreaGranularity`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetRenderingAreaGranularity`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35359,7 +35359,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkSamplerCaptureDescriptorDataInfoEXT,
         pData: *mut c_void,
     ) {}
-    ///`vkGetSamplerOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSamplerOpaqueCaptureDescriptorDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35410,7 +35410,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         buffer: *const _screen_buffer,
         pProperties: *mut VkScreenBufferPropertiesQNX,
     ) {}
-    ///`vkGetScreenBufferPropertiesQNX`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetScreenBufferPropertiesQNX`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35460,7 +35460,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         semaphore: VkSemaphore,
         pValue: *mut u64,
     ) {}
-    ///`vkGetSemaphoreCounterValue`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSemaphoreCounterValue`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35510,7 +35510,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetFdInfo: *const VkSemaphoreGetFdInfoKHR,
         pFd: *mut c_int,
     ) {}
-    ///`vkGetSemaphoreFdKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSemaphoreFdKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetSemaphoreFdKHR`'s
@@ -35558,7 +35558,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetWin32HandleInfo: *const VkSemaphoreGetWin32HandleInfoKHR,
         pHandle: *mut HANDLE,
     ) {}
-    ///`vkGetSemaphoreWin32HandleKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSemaphoreWin32HandleKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35608,7 +35608,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pGetZirconHandleInfo: *const VkSemaphoreGetZirconHandleInfoFUCHSIA,
         pZirconHandle: *mut zx_handle_t,
     ) {}
-    ///`vkGetSemaphoreZirconHandleFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSemaphoreZirconHandleFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35660,7 +35660,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pDataSize: *mut usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetShaderBinaryDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetShaderBinaryDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35716,7 +35716,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfoSize: *mut usize,
         pInfo: *mut c_void,
     ) {}
-    ///`vkGetShaderInfoAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetShaderInfoAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkGetShaderInfoAMD`'s
@@ -35774,7 +35774,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pMetricValues: *mut c_void,
         flags: VkShaderInstrumentationValuesFlagsARM,
     ) {}
-    ///`vkGetShaderInstrumentationValuesARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetShaderInstrumentationValuesARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35828,7 +35828,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pCreateInfo: *const VkShaderModuleCreateInfo,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
     ) {}
-    ///`vkGetShaderModuleCreateInfoIdentifierEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetShaderModuleCreateInfoIdentifierEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35878,7 +35878,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         shaderModule: VkShaderModule,
         pIdentifier: *mut VkShaderModuleIdentifierEXT,
     ) {}
-    ///`vkGetShaderModuleIdentifierEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetShaderModuleIdentifierEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35925,7 +35925,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pLowLatencyMode: *mut VkBool32,
     ) {}
-    ///`vkGetSleepStatusLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSleepStatusLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -35972,7 +35972,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         counter: VkSurfaceCounterFlagBitsEXT,
         pCounterValue: *mut u64,
     ) {}
-    ///`vkGetSwapchainCounterEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSwapchainCounterEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36024,7 +36024,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSwapchainImageCount: *mut u32,
         pSwapchainImages: *mut VkImage,
     ) {}
-    ///`vkGetSwapchainImagesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSwapchainImagesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36072,7 +36072,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) {}
-    ///`vkGetSwapchainStatusKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSwapchainStatusKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36120,7 +36120,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSwapchainTimeDomainProperties: *mut VkSwapchainTimeDomainPropertiesEXT,
         pTimeDomainsCounter: *mut u64,
     ) {}
-    ///`vkGetSwapchainTimeDomainPropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSwapchainTimeDomainPropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36177,7 +36177,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSwapchainTimingProperties: *mut VkSwapchainTimingPropertiesEXT,
         pSwapchainTimingPropertiesCounter: *mut u64,
     ) {}
-    ///`vkGetSwapchainTimingPropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetSwapchainTimingPropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36236,7 +36236,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkTensorMemoryRequirementsInfoARM,
         pMemoryRequirements: *mut VkMemoryRequirements2,
     ) {}
-    ///`vkGetTensorMemoryRequirementsARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetTensorMemoryRequirementsARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36287,7 +36287,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pTensors: *const VkTensorARM,
         pDatas: *mut VkHostAddressRangeEXT,
     ) {}
-    ///`vkGetTensorOpaqueCaptureDataARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetTensorOpaqueCaptureDataARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36339,7 +36339,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkTensorCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
     ) {}
-    ///`vkGetTensorOpaqueCaptureDescriptorDataARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetTensorOpaqueCaptureDescriptorDataARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36390,7 +36390,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkTensorViewCaptureDescriptorDataInfoARM,
         pData: *mut c_void,
     ) {}
-    ///`vkGetTensorViewOpaqueCaptureDescriptorDataARM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetTensorViewOpaqueCaptureDescriptorDataARM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36443,7 +36443,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pDataSize: *mut usize,
         pData: *mut c_void,
     ) {}
-    ///`vkGetValidationCacheDataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetValidationCacheDataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36497,7 +36497,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pMemoryRequirementsCount: *mut u32,
         pMemoryRequirements: *mut VkVideoSessionMemoryRequirementsKHR,
     ) {}
-    ///`vkGetVideoSessionMemoryRequirementsKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkGetVideoSessionMemoryRequirementsKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36548,7 +36548,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pImportFenceFdInfo: *const VkImportFenceFdInfoKHR,
     ) {}
-    ///`vkImportFenceFdKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkImportFenceFdKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkImportFenceFdKHR`'s
@@ -36592,7 +36592,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pImportFenceWin32HandleInfo: *const VkImportFenceWin32HandleInfoKHR,
     ) {}
-    ///`vkImportFenceWin32HandleKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkImportFenceWin32HandleKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36638,7 +36638,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pImportSemaphoreFdInfo: *const VkImportSemaphoreFdInfoKHR,
     ) {}
-    ///`vkImportSemaphoreFdKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkImportSemaphoreFdKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36682,7 +36682,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pImportSemaphoreWin32HandleInfo: *const VkImportSemaphoreWin32HandleInfoKHR,
     ) {}
-    ///`vkImportSemaphoreWin32HandleKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkImportSemaphoreWin32HandleKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36728,7 +36728,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pImportSemaphoreZirconHandleInfo: *const VkImportSemaphoreZirconHandleInfoFUCHSIA,
     ) {}
-    ///`vkImportSemaphoreZirconHandleFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkImportSemaphoreZirconHandleFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36775,7 +36775,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInitializeInfo: *const VkInitializePerformanceApiInfoINTEL,
     ) {}
-    ///`vkInitializePerformanceApiINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkInitializePerformanceApiINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36823,7 +36823,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memoryRangeCount: u32,
         pMemoryRanges: *const VkMappedMemoryRange,
     ) {}
-    ///`vkInvalidateMappedMemoryRanges`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkInvalidateMappedMemoryRanges`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36873,7 +36873,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         signalSemaphore: VkSemaphore,
         value: u64,
     ) {}
-    ///`vkLatencySleepLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkLatencySleepLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -36920,7 +36920,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pSleepInfo: *const VkLatencySleepInfoNV,
     ) {}
-    ///`vkLatencySleepNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkLatencySleepNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkLatencySleepNV`'s
@@ -36974,7 +36974,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         flags: VkMemoryMapFlags,
         ppData: *mut *mut c_void,
     ) {}
-    ///`vkMapMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkMapMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkMapMemory`'s valid
@@ -37027,7 +37027,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pMemoryMapInfo: *const VkMemoryMapInfo,
         ppData: *mut *mut c_void,
     ) {}
-    ///`vkMapMemory2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkMapMemory2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkMapMemory2`'s valid
@@ -37076,7 +37076,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         srcCacheCount: u32,
         pSrcCaches: *const VkPipelineCache,
     ) {}
-    ///`vkMergePipelineCaches`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkMergePipelineCaches`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37128,7 +37128,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         srcCacheCount: u32,
         pSrcCaches: *const VkValidationCacheEXT,
     ) {}
-    ///`vkMergeValidationCachesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkMergeValidationCachesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37178,7 +37178,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
-    ///`vkQueueBeginDebugUtilsLabelEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueBeginDebugUtilsLabelEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37227,7 +37227,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pBindInfo: *const VkBindSparseInfo,
         fence: VkFence,
     ) {}
-    ///`vkQueueBindSparse`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueBindSparse`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkQueueBindSparse`'s
@@ -37273,7 +37273,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         queue: VkQueue,
     ) {}
-    ///`vkQueueEndDebugUtilsLabelEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueEndDebugUtilsLabelEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37316,7 +37316,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         pLabelInfo: *const VkDebugUtilsLabelEXT,
     ) {}
-    ///`vkQueueInsertDebugUtilsLabelEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueInsertDebugUtilsLabelEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37361,7 +37361,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         queueType: u32,
     ) {}
-    ///`vkQueueNotifyOutOfBandLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueNotifyOutOfBandLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37406,7 +37406,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         pQueueTypeInfo: *const VkOutOfBandQueueTypeInfoNV,
     ) {}
-    ///`vkQueueNotifyOutOfBandNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueNotifyOutOfBandNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37449,7 +37449,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         pPresentInfo: *const VkPresentInfoKHR,
     ) {}
-    ///`vkQueuePresentKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueuePresentKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkQueuePresentKHR`'s
@@ -37493,7 +37493,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         pPerfHintInfo: *const VkPerfHintInfoQCOM,
     ) {}
-    ///`vkQueueSetPerfHintQCOM`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueSetPerfHintQCOM`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37537,7 +37537,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         queue: VkQueue,
         configuration: VkPerformanceConfigurationINTEL,
     ) {}
-    ///`vkQueueSetPerformanceConfigurationINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueSetPerformanceConfigurationINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37588,7 +37588,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSubmits: *const VkSubmitInfo,
         fence: VkFence,
     ) {}
-    ///`vkQueueSubmit`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueSubmit`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkQueueSubmit`'s valid
@@ -37639,7 +37639,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSubmits: *const VkSubmitInfo2,
         fence: VkFence,
     ) {}
-    ///`vkQueueSubmit2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueSubmit2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkQueueSubmit2`'s
@@ -37685,7 +37685,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         queue: VkQueue,
     ) {}
-    ///`vkQueueWaitIdle`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkQueueWaitIdle`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkQueueWaitIdle`'s
@@ -37731,7 +37731,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         requestIndex: VkBool32,
         pIndex: *mut u32,
     ) {}
-    ///`vkRegisterCustomBorderColorEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkRegisterCustomBorderColorEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37785,7 +37785,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pFence: *mut VkFence,
     ) {}
-    ///`vkRegisterDeviceEventEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkRegisterDeviceEventEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37839,7 +37839,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pAllocator: *const VkAllocationCallbacks,
         pFence: *mut VkFence,
     ) {}
-    ///`vkRegisterDisplayEventEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkRegisterDisplayEventEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37893,7 +37893,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pInfo: *const VkReleaseCapturedPipelineDataInfoKHR,
         pAllocator: *const VkAllocationCallbacks,
     ) {}
-    ///`vkReleaseCapturedPipelineDataKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkReleaseCapturedPipelineDataKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37941,7 +37941,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         swapchain: VkSwapchainKHR,
     ) {}
-    ///`vkReleaseFullScreenExclusiveModeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkReleaseFullScreenExclusiveModeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -37987,7 +37987,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         configuration: VkPerformanceConfigurationINTEL,
     ) {}
-    ///`vkReleasePerformanceConfigurationINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkReleasePerformanceConfigurationINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38032,7 +38032,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         device: VkDevice,
     ) {}
-    ///`vkReleaseProfilingLockKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkReleaseProfilingLockKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38075,7 +38075,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pReleaseInfo: *const VkReleaseSwapchainImagesInfoKHR,
     ) {}
-    ///`vkReleaseSwapchainImagesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkReleaseSwapchainImagesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38121,7 +38121,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandBuffer: VkCommandBuffer,
         flags: VkCommandBufferResetFlags,
     ) {}
-    ///`vkResetCommandBuffer`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetCommandBuffer`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38167,7 +38167,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandPool: VkCommandPool,
         flags: VkCommandPoolResetFlags,
     ) {}
-    ///`vkResetCommandPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetCommandPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkResetCommandPool`'s
@@ -38215,7 +38215,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorPool: VkDescriptorPool,
         flags: VkDescriptorPoolResetFlags,
     ) {}
-    ///`vkResetDescriptorPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetDescriptorPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38261,7 +38261,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         event: VkEvent,
     ) {}
-    ///`vkResetEvent`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetEvent`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkResetEvent`'s valid
@@ -38306,7 +38306,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         fenceCount: u32,
         pFences: *const VkFence,
     ) {}
-    ///`vkResetFences`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetFences`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkResetFences`'s valid
@@ -38351,7 +38351,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         gpaSession: VkGpaSessionAMD,
     ) {}
-    ///`vkResetGpaSessionAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetGpaSessionAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38399,7 +38399,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         firstQuery: u32,
         queryCount: u32,
     ) {}
-    ///`vkResetQueryPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkResetQueryPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkResetQueryPool`'s
@@ -38448,7 +38448,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         collection: VkBufferCollectionFUCHSIA,
         pBufferConstraintsInfo: *const VkBufferConstraintsInfoFUCHSIA,
     ) {}
-    ///`vkSetBufferCollectionBufferConstraintsFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetBufferCollectionBufferConstraintsFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38499,7 +38499,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         collection: VkBufferCollectionFUCHSIA,
         pImageConstraintsInfo: *const VkImageConstraintsInfoFUCHSIA,
     ) {}
-    ///`vkSetBufferCollectionImageConstraintsFUCHSIA`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetBufferCollectionImageConstraintsFUCHSIA`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38548,7 +38548,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pNameInfo: *const VkDebugUtilsObjectNameInfoEXT,
     ) {}
-    ///`vkSetDebugUtilsObjectNameEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetDebugUtilsObjectNameEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38594,7 +38594,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pTagInfo: *const VkDebugUtilsObjectTagInfoEXT,
     ) {}
-    ///`vkSetDebugUtilsObjectTagEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetDebugUtilsObjectTagEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38642,7 +38642,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         memory: VkDeviceMemory,
         priority: f32,
     ) {}
-    ///`vkSetDeviceMemoryPriorityEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetDeviceMemoryPriorityEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38689,7 +38689,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         event: VkEvent,
     ) {}
-    ///`vkSetEvent`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetEvent`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkSetEvent`'s valid
@@ -38732,7 +38732,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pInfo: *mut VkGpaDeviceClockModeInfoAMD,
     ) {}
-    ///`vkSetGpaDeviceClockModeAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetGpaDeviceClockModeAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38782,7 +38782,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSwapchains: *const VkSwapchainKHR,
         pMetadata: *const VkHdrMetadataEXT,
     ) {}
-    ///`vkSetHdrMetadataEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetHdrMetadataEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkSetHdrMetadataEXT`'s
@@ -38831,7 +38831,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         frameID: u64,
         marker: u32,
     ) {}
-    ///`vkSetLatencyMarkerLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetLatencyMarkerLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38880,7 +38880,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pLatencyMarkerInfo: *const VkSetLatencyMarkerInfoNV,
     ) {}
-    ///`vkSetLatencyMarkerNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetLatencyMarkerNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38929,7 +38929,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         lowLatencyBoost: VkBool32,
         minimumIntervalUs: u32,
     ) {}
-    ///`vkSetLatencySleepModeLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetLatencySleepModeLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -38980,7 +38980,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pSleepModeInfo: *const VkLatencySleepModeInfoNV,
     ) {}
-    ///`vkSetLatencySleepModeNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetLatencySleepModeNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39028,7 +39028,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapChain: VkSwapchainKHR,
         localDimmingEnable: VkBool32,
     ) {}
-    ///`vkSetLocalDimmingAMD`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetLocalDimmingAMD`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39079,7 +39079,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         privateDataSlot: VkPrivateDataSlot,
         data: u64,
     ) {}
-    ///`vkSetPrivateData`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetPrivateData`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkSetPrivateData`'s
@@ -39131,7 +39131,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         size: u32,
     ) {}
-    ///`vkSetSwapchainPresentTimingQueueSizeEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSetSwapchainPresentTimingQueueSizeEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39178,7 +39178,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         device: VkDevice,
     ) {}
-    ///`vkShutdownLatencyDeviceLegacyNV`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkShutdownLatencyDeviceLegacyNV`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39221,7 +39221,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pSignalInfo: *const VkSemaphoreSignalInfo,
     ) {}
-    ///`vkSignalSemaphore`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkSignalSemaphore`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkSignalSemaphore`'s
@@ -39267,7 +39267,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         transitionCount: u32,
         pTransitions: *const VkHostImageLayoutTransitionInfo,
     ) {}
-    ///`vkTransitionImageLayout`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkTransitionImageLayout`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39315,7 +39315,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         commandPool: VkCommandPool,
         flags: VkCommandPoolTrimFlags,
     ) {}
-    ///`vkTrimCommandPool`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkTrimCommandPool`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkTrimCommandPool`'s
@@ -39358,7 +39358,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         next: &DeviceDispatchTable,
         device: VkDevice,
     ) {}
-    ///`vkUninitializePerformanceApiINTEL`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUninitializePerformanceApiINTEL`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39401,7 +39401,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         memory: VkDeviceMemory,
     ) {}
-    ///`vkUnmapMemory`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUnmapMemory`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkUnmapMemory`'s valid
@@ -39443,7 +39443,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         pMemoryUnmapInfo: *const VkMemoryUnmapInfo,
     ) {}
-    ///`vkUnmapMemory2`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUnmapMemory2`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkUnmapMemory2`'s
@@ -39487,7 +39487,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         device: VkDevice,
         index: u32,
     ) {}
-    ///`vkUnregisterCustomBorderColorEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUnregisterCustomBorderColorEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39536,7 +39536,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorUpdateTemplate: VkDescriptorUpdateTemplate,
         pData: *const c_void,
     ) {}
-    ///`vkUpdateDescriptorSetWithTemplate`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUpdateDescriptorSetWithTemplate`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39591,7 +39591,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         descriptorCopyCount: u32,
         pDescriptorCopies: *const VkCopyDescriptorSet,
     ) {}
-    ///`vkUpdateDescriptorSets`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUpdateDescriptorSets`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39652,7 +39652,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         executionSetWriteCount: u32,
         pExecutionSetWrites: *const VkWriteIndirectExecutionSetPipelineEXT,
     ) {}
-    ///`vkUpdateIndirectExecutionSetPipelineEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUpdateIndirectExecutionSetPipelineEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39708,7 +39708,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         executionSetWriteCount: u32,
         pExecutionSetWrites: *const VkWriteIndirectExecutionSetShaderEXT,
     ) {}
-    ///`vkUpdateIndirectExecutionSetShaderEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUpdateIndirectExecutionSetShaderEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39762,7 +39762,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         videoSessionParameters: VkVideoSessionParametersKHR,
         pUpdateInfo: *const VkVideoSessionParametersUpdateInfoKHR,
     ) {}
-    ///`vkUpdateVideoSessionParametersKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkUpdateVideoSessionParametersKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39816,7 +39816,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         waitAll: VkBool32,
         timeout: u64,
     ) {}
-    ///`vkWaitForFences`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWaitForFences`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkWaitForFences`'s
@@ -39868,7 +39868,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         swapchain: VkSwapchainKHR,
         pPresentWait2Info: *const VkPresentWait2InfoKHR,
     ) {}
-    ///`vkWaitForPresent2KHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWaitForPresent2KHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -39918,7 +39918,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         presentId: u64,
         timeout: u64,
     ) {}
-    ///`vkWaitForPresentKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWaitForPresentKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkWaitForPresentKHR`'s
@@ -39968,7 +39968,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pWaitInfo: *const VkSemaphoreWaitInfo,
         timeout: u64,
     ) {}
-    ///`vkWaitSemaphores`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWaitSemaphores`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per `vkWaitSemaphores`'s
@@ -40024,7 +40024,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pData: *mut c_void,
         stride: usize,
     ) {}
-    ///`vkWriteAccelerationStructuresPropertiesKHR`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWriteAccelerationStructuresPropertiesKHR`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -40101,7 +40101,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pData: *mut c_void,
         stride: usize,
     ) {}
-    ///`vkWriteMicromapsPropertiesEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWriteMicromapsPropertiesEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -40163,7 +40163,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pResources: *const VkResourceDescriptorInfoEXT,
         pDescriptors: *const VkHostAddressRangeEXT,
     ) {}
-    ///`vkWriteResourceDescriptorsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWriteResourceDescriptorsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per
@@ -40217,7 +40217,7 @@ pub trait DeviceHooks: Send + Sync + 'static {
         pSamplers: *const VkSamplerCreateInfo,
         pDescriptors: *const VkHostAddressRangeEXT,
     ) {}
-    ///`vkWriteSamplerDescriptorsEXT`: the call, with what goes down (the handles the layer unwraps, the first and images and image views among the parameters, already the next level's); the default calls the next level's function (the fallback value when it has none).
+    ///`vkWriteSamplerDescriptorsEXT`: the call, with what goes down (the first handle, and with `WRAPS_HANDLES` every handle the parameters reach, already the next level's); the default calls the next level's function (the fallback value when it has none).
     ///
     /// # Safety
     /// Called by the layer's entry point with the caller's arguments (valid per

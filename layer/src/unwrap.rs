@@ -1,0 +1,255 @@
+//! The handle walk: what a generated entry point of a layer with
+//! [`WRAPS_HANDLES`](crate::Layer::WRAPS_HANDLES) does to its parameters before `call_down_*`.
+//! Every handle it reaches (by value, in arrays, in the structures it points to and their `pNext`
+//! chains, `u64` object handles) goes through the layer's unwrap of its type; a structure or array
+//! is copied only when a handle in it changes, into the call's [`Scratch`], and the application's
+//! memory is only read. The per-structure walkers are generated (`gen/unwrap.rs`, from `vk.xml`);
+//! the helpers they call are here.
+
+use std::any::Any;
+use std::ffi::c_void;
+
+use vk_generated::types::*;
+
+use crate::state::Layer;
+
+#[allow(non_snake_case, clippy::too_many_arguments, unused_variables, dead_code)]
+#[rustfmt::skip]
+#[path = "gen/unwrap.rs"]
+mod generated;
+
+pub(crate) use generated::unwrap_object_of;
+pub use generated::NOT_UNWRAPPED;
+// The walkers, by structure name, for the generated entry points.
+pub(crate) use generated::*;
+
+pub(crate) mod sealed_trait {
+    /// Only the generated handle types implement [`NonDispatchableHandle`](super::NonDispatchableHandle).
+    pub trait Sealed {}
+}
+pub(crate) use sealed_trait::Sealed;
+
+/// A non-dispatchable handle type of the registry (`VkBuffer`, `VkImage`, `VkSampler`, ...): what
+/// [`Layer::unwrap_handle`](crate::Layer::unwrap_handle) is given, one type at a time. A layer
+/// keys its map by `(H::OBJECT_TYPE, handle.raw())`.
+pub trait NonDispatchableHandle: Copy + Eq + std::fmt::Debug + Sealed + 'static {
+    /// The handle type's `VkObjectType`.
+    const OBJECT_TYPE: VkObjectType;
+    /// The handle's 64-bit value.
+    fn raw(self) -> u64;
+    /// The handle of this type with the value `raw`.
+    fn from_raw(raw: u64) -> Self;
+}
+
+/// Every handle type, dispatchable ones included: how the walk unwraps one at each level.
+pub(crate) trait Handle: Copy + Eq {
+    const OBJECT_TYPE: VkObjectType;
+    fn raw(self) -> u64;
+    fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self>;
+    fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self>;
+}
+
+/// A handle the layer's unwrap refused: its type and value, for the report.
+pub(crate) struct Refused(pub VkObjectType, pub u64);
+
+/// The level whose layer object unwraps.
+pub(crate) trait Unwrapper {
+    fn handle<H: Handle>(&self, h: H) -> Option<H>;
+    fn object(&self, object_type: VkObjectType, h: u64) -> Option<u64>;
+}
+
+/// Device-level commands: the layer's device object unwraps.
+pub(crate) struct AtDevice<'a, L: Layer>(pub &'a L::Device);
+/// Instance-level commands: the layer's instance object unwraps.
+pub(crate) struct AtInstance<'a, L: Layer>(pub &'a L::Instance);
+
+impl<L: Layer> Unwrapper for AtDevice<'_, L> {
+    #[inline(always)]
+    fn handle<H: Handle>(&self, h: H) -> Option<H> {
+        h.at_device::<L>(self.0)
+    }
+    #[inline(always)]
+    fn object(&self, object_type: VkObjectType, h: u64) -> Option<u64> {
+        L::unwrap_object(self.0, object_type, h)
+    }
+}
+
+impl<L: Layer> Unwrapper for AtInstance<'_, L> {
+    #[inline(always)]
+    fn handle<H: Handle>(&self, h: H) -> Option<H> {
+        h.at_instance::<L>(self.0)
+    }
+    #[inline(always)]
+    fn object(&self, _: VkObjectType, h: u64) -> Option<u64> {
+        Some(h)
+    }
+}
+
+/// The copies one call makes, alive until it returns.
+#[derive(Default)]
+pub(crate) struct Scratch(Vec<Box<dyn Any>>);
+
+impl Scratch {
+    pub(crate) const fn new() -> Self {
+        Scratch(Vec::new())
+    }
+
+    /// Keeps `v` for the call; its elements stay where they are.
+    fn keep<T: 'static>(&mut self, mut v: Vec<T>) -> *mut T {
+        let p = v.as_mut_ptr();
+        self.0.push(Box::new(v));
+        p
+    }
+}
+
+/// A handle going down: null as it is, the layer's next-level handle otherwise.
+#[inline(always)]
+pub(crate) fn value<U: Unwrapper, H: Handle>(u: &U, h: H) -> Result<H, Refused> {
+    if h.raw() == 0 {
+        return Ok(h);
+    }
+    u.handle(h).ok_or(Refused(H::OBJECT_TYPE, h.raw()))
+}
+
+/// A handle the command may ignore (`noautovalidity`): one the layer does not know goes down as it
+/// is.
+#[inline(always)]
+pub(crate) fn lenient<U: Unwrapper, H: Handle>(u: &U, h: H) -> H {
+    value(u, h).unwrap_or(h)
+}
+
+/// A `u64` object handle of `object_type` going down (`Layer::unwrap_object`).
+#[inline(always)]
+pub(crate) fn object<U: Unwrapper>(
+    u: &U,
+    object_type: VkObjectType,
+    h: u64,
+) -> Result<u64, Refused> {
+    if h == 0 {
+        return Ok(h);
+    }
+    u.object(object_type, h).ok_or(Refused(object_type, h))
+}
+
+/// `n` handles at `p` going down: `p` itself when none changes, else a copy.
+///
+/// # Safety
+/// `p` is null or points to `n` handles.
+pub(crate) unsafe fn handles<U: Unwrapper, H: Handle + 'static>(
+    u: &U,
+    p: *const H,
+    n: usize,
+    scratch: &mut Scratch,
+) -> Result<*const H, Refused> {
+    // SAFETY: per the contract.
+    let given = unsafe { crate::unknown::parameter_array(p, n) };
+    let mut copy: Vec<H> = Vec::new();
+    for (i, &h) in given.iter().enumerate() {
+        let inner = value(u, h)?;
+        if inner != h {
+            if copy.is_empty() {
+                copy = given.to_vec();
+            }
+            copy[i] = inner;
+        }
+    }
+    Ok(if copy.is_empty() {
+        p
+    } else {
+        scratch.keep(copy)
+    })
+}
+
+/// A structure walker: a copy with the handles unwrapped, `None` when none changes.
+pub(crate) type Walker<U, T> = unsafe fn(&U, &T, &mut Scratch) -> Result<Option<T>, Refused>;
+
+/// `n` structures at `p` going down, each through `walk`: `p` itself when none changes, else a
+/// copy of the array.
+///
+/// # Safety
+/// `p` is null or points to `n` structures valid for `walk`.
+pub(crate) unsafe fn structs<U: Unwrapper, T: Copy + 'static>(
+    u: &U,
+    p: *const T,
+    n: usize,
+    scratch: &mut Scratch,
+    walk: Walker<U, T>,
+) -> Result<*const T, Refused> {
+    // SAFETY: per the contract.
+    let given = unsafe { crate::unknown::parameter_array(p, n) };
+    let mut copy: Vec<T> = Vec::new();
+    for (i, s) in given.iter().enumerate() {
+        // SAFETY: `s` is valid for `walk` (the contract).
+        if let Some(inner) = unsafe { walk(u, s, scratch)? } {
+            if copy.is_empty() {
+                copy = given.to_vec();
+            }
+            copy[i] = inner;
+        }
+    }
+    Ok(if copy.is_empty() {
+        p
+    } else {
+        scratch.keep(copy)
+    })
+}
+
+/// A `pNext` chain going down: `p` itself when no node changes, else copies of the nodes up to the
+/// last one that changes, relinked, the rest the application's. A node before a changed one whose
+/// sType this registry does not know cannot be copied: the call is refused (`VK_OBJECT_TYPE_UNKNOWN`,
+/// the sType as the value).
+///
+/// # Safety
+/// `p` is null or a valid, null-terminated chain of structures.
+pub(crate) unsafe fn chain<U: Unwrapper>(
+    u: &U,
+    p: *const c_void,
+    scratch: &mut Scratch,
+) -> Result<*const c_void, Refused> {
+    if p.is_null() {
+        return Ok(p);
+    }
+    // SAFETY: every chain structure starts as `VkBaseInStructure` (the contract).
+    let head = unsafe { *(p as *const VkBaseInStructure) };
+    let next = head.pNext as *const c_void;
+    // SAFETY: the rest of the chain, as valid.
+    let rest = unsafe { chain(u, next, scratch)? };
+    // SAFETY: `p` is a structure of the type its sType names.
+    let own = unsafe { generated::chain_node(u, p, head.sType, scratch)? };
+    let node = match own {
+        Some(node) => node,
+        None if rest == next => return Ok(p),
+        None => {
+            let size = generated::structure_size(head.sType)
+                .ok_or(Refused(VkObjectType::UNKNOWN, head.sType.0 as u64))?;
+            let mut copy = vec![0u64; size.div_ceil(8)];
+            // SAFETY: `p` holds `size` bytes (its sType's structure); the copy has room for them.
+            unsafe {
+                std::ptr::copy_nonoverlapping(p as *const u8, copy.as_mut_ptr() as *mut u8, size)
+            };
+            scratch.keep(copy) as *mut c_void
+        }
+    };
+    // SAFETY: `node` is this call's own copy of a chain structure, headed as `VkBaseOutStructure`.
+    unsafe { (*(node as *mut VkBaseOutStructure)).pNext = rest as *mut VkBaseOutStructure };
+    Ok(node)
+}
+
+/// The chain node at `src`, a `T`, through `walk` with its `pNext` left out (the chain walk links
+/// it): a copy kept for the call, `None` when nothing changes.
+///
+/// # Safety
+/// `src` points to a valid `T`, a chain structure.
+pub(crate) unsafe fn node<U: Unwrapper, T: Copy + 'static>(
+    u: &U,
+    src: *const c_void,
+    scratch: &mut Scratch,
+    walk: Walker<U, T>,
+) -> Result<Option<*mut c_void>, Refused> {
+    // SAFETY: per the contract.
+    let mut head = unsafe { *(src as *const T) };
+    // SAFETY: a chain structure starts as `VkBaseOutStructure`; `head` is our own copy.
+    unsafe { (*(&mut head as *mut T as *mut VkBaseOutStructure)).pNext = std::ptr::null_mut() };
+    // SAFETY: `head` is as valid as `*src`, its chain cut.
+    Ok(unsafe { walk(u, &head, scratch)? }.map(|copy| scratch.keep(vec![copy]) as *mut c_void))
+}
