@@ -413,7 +413,7 @@ unsafe extern "system" fn create_device<L: Registered>(
                 }
             }
             if let Err(error) = created(|| {
-                L::before_create_device(&instance.hooks, physical_device, &mut down, &link)
+                L::before_create_device(&instance.hooks, physical_device, &mut down, &link, p_device)
             }) {
                 return error;
             }

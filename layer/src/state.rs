@@ -205,13 +205,16 @@ pub trait Layer: Sized + 'static {
     /// Before the next level's `vkCreateDevice`, as [`before_create_instance`](Self::before_create_instance).
     /// The layer's own device extensions ([`PROPERTIES`](Self::PROPERTIES)) are already removed
     /// from `info`: the levels below do not know them. To pass one down, add it back here.
+    /// `p_device` is the caller's (the loader's) output pointer, as the next level gets it: what
+    /// it holds is the loader's (layer policy LLP_LAYER_22).
     fn before_create_device(
         instance: &Self::Instance,
         physical_device: VkPhysicalDevice,
         info: &mut DeviceCreateInfo<'_>,
         link: &DeviceLink,
+        p_device: *mut VkDevice,
     ) -> Result<(), VkResult> {
-        let _ = (instance, physical_device, info, link);
+        let _ = (instance, physical_device, info, link, p_device);
         Ok(())
     }
 

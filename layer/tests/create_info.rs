@@ -199,6 +199,7 @@ impl Layer for Changing {
         _: VkPhysicalDevice,
         info: &mut DeviceCreateInfo<'_>,
         _: &DeviceLink,
+        _: *mut VkDevice,
     ) -> Result<(), VkResult> {
         // The layer's own extension is already gone.
         assert!(info

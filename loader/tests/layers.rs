@@ -660,6 +660,39 @@ fn layer_corrupting_the_instance_stops_the_process() {
     assert!(line.ends_with(why), "{line}");
 }
 
+/// `vkCreateDevice` hands the layers' chain the loader's own object at `*pDevice`, as the layer
+/// interface says: a layer that clears it before calling down (layer policy LLP_LAYER_22, as the
+/// Khronos loader's test of the policy does) writes into the loader's object, not through NULL,
+/// and the process stops at the loader's terminator with the Khronos loader's line. Under memcheck
+/// (`memcheck.rs`), the clearing writes nothing outside the loader's object.
+#[test]
+fn layer_corrupting_the_device_stops_the_process() {
+    let s = setup("clobber-device");
+    s.explicit_layer("clobber", "");
+    let env = [
+        ("VK_DRIVER_FILES", p(&s.driver)),
+        ("VK_LAYER_PATH", p(&s.explicit)),
+        ("VK_IMPLICIT_LAYER_PATH", p(&s.implicit)),
+        ("TEST_APP_LAYERS", "VK_LAYER_TEST_clobber".to_string()),
+        ("TEST_DEVICE", "1".to_string()),
+        ("VK_TEST_LAYER_CLOBBER_DEVICE", "1".to_string()),
+    ];
+    let run = common::run_scenario("scenario_entry", "layers", &env);
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(run.status.signal(), Some(libc::SIGABRT), "{:?}\n{}{}", run.status, run.stdout, run.stderr);
+    assert!(run.stdout.contains("RESULT VK_SUCCESS") && !run.stdout.contains("DEVICE_RESULT"), "{}", run.stdout);
+    let line = run.stderr.lines().find(|l| l.starts_with("[Vulkan Loader] ERROR:          terminator_CreateDevice: Device pointer (0x"));
+    let line = line.unwrap_or_else(|| panic!("no terminator line in:\n{}", run.stderr));
+    let why = ") has invalid MAGIC value 0x00000000. The expected value is 0x10ADED040410ADED. Device value possibly corrupted by active \
+               layer (Policy #LLP_LAYER_22).";
+    assert!(line.ends_with(why), "{line}");
+    // Under memcheck (which a child killed by a signal cannot tell by its exit status).
+    assert!(!run.stderr.contains("Invalid write") && !run.stderr.contains("Invalid read"), "{}", run.stderr);
+    // The same layer leaving the object alone: the device is created through it.
+    let (out, err) = s.run(&[("TEST_APP_LAYERS", "VK_LAYER_TEST_clobber"), ("TEST_DEVICE", "1")]);
+    assert!(out.contains("DEVICE_RESULT VK_SUCCESS") && out.contains("DEVICE_DESTROYED"), "{out}{err}");
+}
+
 /// The `library_arch` of the other word size: a layer for it is never loaded.
 const OTHER_BITS: &str = if cfg!(target_pointer_width = "64") { "32" } else { "64" };
 

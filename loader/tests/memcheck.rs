@@ -114,6 +114,7 @@ fn layer_chains_under_memcheck() {
             "layer_failing_after_calling_down",
             "meta_layer_expands_in_place",
             "layer_creates_a_private_device_through_the_layers_below",
+            "layer_corrupting_the_device_stops_the_process",
         ],
     );
 }

@@ -573,6 +573,43 @@ impl Session {
         })
     }
 
+    /// In verify mode, the profile recorded for `application` in the driver's entry recorded under
+    /// the key of now, which [`record_profile`](Self::record_profile) compares with; `None`
+    /// otherwise.
+    pub fn profile_to_verify(&mut self, manifest_path: &str, manifest: &DriverManifest, application: u64) -> Option<&Profile> {
+        if self.mode != Mode::Verify {
+            return None;
+        }
+        let index = with_system_allocator(|| self.current_entry(manifest_path, manifest))?;
+        self.entries()[index].profile(application)
+    }
+
+    /// Adds answers a lazy driver's devices gave after its record was made (the formats the
+    /// application asked, see `lazy`) to its profile for `application`, in its entry recorded under
+    /// the key of now; `learned` holds each device's new answers, by the device's index in the
+    /// profile. Nothing where that profile is gone or no longer has those devices.
+    pub fn add_answers(&mut self, manifest_path: &str, manifest: &DriverManifest, application: u64, learned: &[(usize, profile::DeviceAnswers)]) {
+        with_system_allocator(|| {
+            let Some(index) = self.current_entry(manifest_path, manifest) else { return };
+            let Some(mut profile) = self.entries()[index].profile(application).cloned() else { return };
+            let mut added = 0;
+            for (device, answers) in learned {
+                let Some(recorded) = profile.devices.get_mut(*device) else { return };
+                for (key, bytes) in answers.iter() {
+                    if recorded.get(key).is_none() {
+                        recorded.set(key, bytes);
+                        added += 1;
+                    }
+                }
+            }
+            if added > 0 {
+                log!(Level::Driver, "{manifest_path}: {added} answers added to the driver cache's record of its physical devices");
+                self.entries_mut()[index].set_profile(profile);
+                self.profiles_changed = true;
+            }
+        })
+    }
+
     /// Writes the file back if anything changed. A failure costs only the next process's time,
     /// and is said at debug level only: a sandbox refusing writes, a read-only or full home are
     /// ordinary, and the answers are the same. After one, this process writes no more.

@@ -4,7 +4,6 @@
 //! table is filled from the top layer's `vkGetDeviceProcAddr`. Also `pfnLayerCreateDevice`: a
 //! layer's own device through the layers below it.
 
-use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
 
 use vk_generated::layer_abi::*;
@@ -20,14 +19,8 @@ use crate::ffi::skip_loader_structs;
 use crate::ffi;
 use crate::load::calls::DeviceCalls;
 use crate::load::layer::{Gdpa, Gipa, LoadedLayer};
-use crate::object::device::DeviceData;
+use crate::object::device::{DeviceData, DeviceInCreation, HandedDown};
 use crate::object::instance::{Instance, PhysicalDevice};
-
-thread_local! {
-    /// The device data being created, for the terminator of `vkCreateDevice` (layers call down on
-    /// the application's thread).
-    static PENDING_DEVICE: Cell<*mut DeviceData> = const { Cell::new(std::ptr::null_mut()) };
-}
 
 /// `vkSetDeviceLoaderData`: a layer's new device-level dispatchable object gets the device's
 /// dispatch pointer.
@@ -129,18 +122,22 @@ unsafe fn create_device_chain(
     let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
 
     let mut data = NewDeviceData::new(top_gdpa, crate::dispatch::unknown::device_slots());
-    PENDING_DEVICE.with(|p| p.set(data.as_ptr()));
-    let mut device = VkDevice::NULL;
+    // The chain gets the device's data at `*pDevice`, as the layer interface says; the
+    // terminator replaces it with the driver's device.
+    let mut in_creation = DeviceInCreation::new(data.as_ptr());
+    let handed_down = in_creation.handle();
+    let mut device = handed_down;
     // SAFETY: the top of the chain's vkCreateDevice with a physical device it returned; the
     // chain's structures live to the end of this function, the application's are the caller's
-    // promise; `device` is a place for one handle. The terminator fills `data` meanwhile
-    // (through `PENDING_DEVICE`): no reference to it is live across the call.
+    // promise; `device` is a place for one handle, holding the object the terminator reads (alive
+    // until this function returns). The terminator fills `data` meanwhile (through that object):
+    // no reference to it is live across the call.
     let result = unsafe { create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device) };
-    PENDING_DEVICE.with(|p| p.set(std::ptr::null_mut()));
     let fields = data.get_mut();
     let gdpa = top_gdpa.or(fields.driver_gdpa);
     match (result, gdpa) {
-        (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() => {
+        // A layer that succeeded without calling down leaves the loader's object there: no device.
+        (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() && device != handed_down => {
             // SAFETY: the device the top of the chain just created, which that level's
             // vkGetDeviceProcAddr answers for; a dispatchable object whose first word is the
             // loader's (the layer interface: a layer's wrapper too).
@@ -259,8 +256,9 @@ pub(crate) unsafe extern "system" fn layer_destroy_device(device: VkDevice, pAll
 /// Vulkan's valid usage of `vkCreateDevice`, as the last layer passes it on: `physicalDevice` a
 /// physical device of this loader (either level); `pCreateInfo` NULL or a valid create info whose
 /// device group names such physical devices; `pAllocator` NULL or valid callbacks; `pDevice` NULL
-/// or valid for writing a handle. Checked anyway: a call outside the loader's device creation, or
-/// a NULL create info or device pointer, fails with `VK_ERROR_INITIALIZATION_FAILED`.
+/// or valid for writing a handle, holding the handle the loader gave the chain
+/// ([`DeviceInCreation`]). Checked anyway: a NULL create info or device pointer fails with
+/// `VK_ERROR_INITIALIZATION_FAILED`; a changed handle stops the process.
 pub(crate) unsafe extern "system" fn terminator_CreateDevice(
     physicalDevice: VkPhysicalDevice,
     pCreateInfo: *const VkDeviceCreateInfo,
@@ -268,14 +266,16 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
     pDevice: *mut VkDevice,
 ) -> VkResult {
     ffi::guard("vkCreateDevice (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let data = PENDING_DEVICE.with(|p| p.get());
         // SAFETY: the contract: a physical device this loader or a layer returned.
         let Some(pd) = (unsafe { PhysicalDevice::from_any_handle(physicalDevice) }) else { return VkResult::ERROR_INITIALIZATION_FAILED };
         // SAFETY: the contract: NULL or a valid create info.
-        let (false, Some(app_info), false) = (data.is_null(), unsafe { pCreateInfo.as_ref() }, pDevice.is_null()) else {
-            log::write(Level::Error, "vkCreateDevice: the loader's terminator was called outside of device creation");
+        let (Some(app_info), false) = (unsafe { pCreateInfo.as_ref() }, pDevice.is_null()) else {
+            log::write(Level::Error, "vkCreateDevice: the loader's terminator was called without a create info or a device pointer");
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
+        // SAFETY: the contract: `pDevice` is valid; what it holds is the loader's object, unless a
+        // layer changed it (then NULL or a pointer readable as that object, which is checked).
+        let data = unsafe { handed_down_device(pd, *pDevice) };
         let mut info = *app_info;
         // SAFETY: the contract: a valid chain.
         info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_DEVICE_CREATE_INFO) };
@@ -299,8 +299,9 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
                 let device = created.device;
                 // The driver's device points to the pending data, which `create_device_chain` owns.
                 device.set_dispatch(data.cast_const().cast());
-                // SAFETY: the pending device's data (`NewDeviceData::as_ptr`), which
-                // `create_device_chain` does not touch until the chain returns.
+                // SAFETY: the device's data (`NewDeviceData::as_ptr`, through the intact
+                // `DeviceInCreation`), which `create_device_chain` does not touch until the chain
+                // returns.
                 let data = unsafe { &mut *data };
                 created.describe(data);
                 // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
@@ -314,6 +315,30 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
             Err(e) => e,
         }
     })
+}
+
+/// The device's data from the object the loader handed down at `*pDevice`; stops the process when
+/// a layer changed or wrote over it (layer policy LLP_LAYER_22): the device's data cannot be
+/// found then. The Khronos loader's words, which its users search for.
+///
+/// # Safety
+/// As for [`DeviceInCreation::read`].
+unsafe fn handed_down_device(pd: &PhysicalDevice, handed_down: VkDevice) -> *mut DeviceData {
+    const CHECK: &str = "terminator_CreateDevice";
+    // SAFETY: the caller's promise.
+    let message = match unsafe { DeviceInCreation::read(handed_down) } {
+        HandedDown::Intact(data) => return data,
+        HandedDown::Null => format!("{CHECK}: Loader device pointer null encountered.  Possibly set by active layer. (Policy #LLP_LAYER_22)"),
+        HandedDown::Corrupted(magic) => format!(
+            "{CHECK}: Device pointer ({:p}) has invalid MAGIC value 0x{magic:08x}. The expected value is 0x{:X}. Device value possibly \
+             corrupted by active layer (Policy #LLP_LAYER_22).",
+            handed_down.0,
+            crate::object::device::DEVICE_IN_CREATION_MAGIC
+        ),
+    };
+    // The instance's messengers hear it too.
+    crate::object::instance::with_messengers_of(pd.instance(), || log::fatal(Level::Error, &message));
+    std::process::abort();
 }
 
 /// The `pfnNextGetDeviceProcAddr` of the last layer: the driver's own functions.

@@ -10,8 +10,12 @@
 //! recorded, is not answered from the record: the driver is loaded and asked.
 //!
 //! Answers are recorded by asking the live driver ([`record_device`]) once per application and
-//! driver, when its instance is destroyed; a structure is chained only where the device supports
-//! it (its core version or its extension), so the recording calls are valid usage.
+//! driver, at the first enumeration of its devices (else when its instance is destroyed); a
+//! structure is chained only where the device supports it (its core version or its extension), so
+//! the recording calls are valid usage. Formats are not among them: the loader asks a driver only
+//! the formats the application asks (a driver may fail on one nobody asked, as the Khronos loader
+//! never asks it). A lazy driver records each format the application asks, once its record lacks
+//! one ([`record_format`]), for the next launches.
 
 use std::ffi::CStr;
 use std::mem::{offset_of, size_of};
@@ -157,12 +161,6 @@ pub static FEATURES: &[Allowed] = allowed! {
 pub static FORMAT: &[Allowed] = allowed! {
     VkFormatProperties3: 3, b"VK_KHR_format_feature_flags2";
 };
-
-/// The formats recorded: the core 1.0 formats and, on 1.1 devices, the YCbCr ones.
-fn recorded_formats(api_version: u32) -> impl Iterator<Item = u32> {
-    let ycbcr = vk_generated::api_version_major_minor(api_version) >= (1, 1);
-    (1..=184u32).chain((1_000_156_000..=1_000_156_033).filter(move |_| ycbcr))
-}
 
 /// The head structure of a `2` query (e.g. `VkPhysicalDeviceProperties2`), whose answer is its
 /// plain form (`VkPhysicalDeviceProperties`): the same bytes as the 1.0 query's, the head's tail
@@ -311,16 +309,46 @@ pub fn record_device(device: FixedQueries, answers: &mut DeviceAnswers) {
             record_structures(chain.structures(), kind, input, answers);
         }
     };
-    let at_least_1_1 = vk_generated::api_version_major_minor(version) >= (1, 1);
-    if at_least_1_1 {
+    if vk_generated::api_version_major_minor(version) >= (1, 1) {
         chained(&PROPERTIES_HEAD, PROPERTIES, 0, answers, &|chain| device.properties2(chain));
         chained(&FEATURES_HEAD, FEATURES, 0, answers, &|chain| device.features2(chain));
     }
-    let format2 = at_least_1_1 && device.has_format_properties2();
-    for format in recorded_formats(version) {
+}
+
+/// The formats whose answers `answers` holds (those an application asked): found among every
+/// format the registry names (`VK_FORMAT_UNDEFINED` too), the core ones and those of extensions
+/// (1,000,000,000 + 1000 x (the extension's number - 1) + an offset).
+pub fn recorded_formats(answers: &DeviceAnswers) -> Vec<u32> {
+    let core = 0..1000u32;
+    let of_extensions = (0..1000u32).flat_map(|e| (0..100u32).map(move |o| 1_000_000_000 + e * 1000 + o));
+    let head = FORMAT_HEAD.structure.s_type().0 as u32;
+    core.chain(of_extensions)
+        .filter(|&f| VkFormat(f as _).name().is_some() && answers.get(answer_key(Family::Format, f, head)).is_some())
+        .collect()
+}
+
+/// What [`FormatRecorder::record_format`] needs to know of a device once: its API version and extensions.
+pub struct FormatRecorder {
+    version: u32,
+    extensions: Vec<VkExtensionProperties>,
+}
+
+impl FormatRecorder {
+    /// Asks the live driver's device its version and extensions.
+    pub fn of(device: FixedQueries) -> FormatRecorder {
+        let version = device.properties().and_then(|p| p.get(0).map(|p| p.apiVersion)).unwrap_or(0);
+        FormatRecorder { version, extensions: device.extensions() }
+    }
+
+    /// Asks the live driver's device the properties of `format` (one the application asked), as
+    /// the record keeps them (with `VkFormatProperties3` where the device has it), and records them.
+    pub fn record_format(&self, device: FixedQueries, format: u32, answers: &mut DeviceAnswers) {
         let vk_format = VkFormat(format as _);
-        if format2 {
-            chained(&FORMAT_HEAD, FORMAT, format, answers, &|chain| device.format_properties2(vk_format, chain));
+        if vk_generated::api_version_major_minor(self.version) >= (1, 1) && device.has_format_properties2() {
+            let mut chain = output_chain(&FORMAT_HEAD, FORMAT, self.version, &self.extensions);
+            if device.format_properties2(vk_format, &mut chain) {
+                record_structures(chain.structures(), &FORMAT_HEAD, format, answers);
+            }
         } else if let Some(mut out) = device.format_properties(vk_format) {
             answers.set(answer_key(Family::Format, format, FORMAT_HEAD.structure.s_type().0 as u32), out.bytes());
         }

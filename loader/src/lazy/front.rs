@@ -32,6 +32,17 @@ pub fn table() -> Box<InstanceDispatch> {
     })
 }
 
+/// Points the format slots of a live driver's table (those it fills) at this module's functions,
+/// which answer from the driver and record what the record lacks (see the module's documentation).
+pub fn route_formats_here(table: &mut InstanceDispatchTable) {
+    if table.vkGetPhysicalDeviceFormatProperties.is_some() {
+        table.vkGetPhysicalDeviceFormatProperties = Some(get_format_properties);
+    }
+    if table.vkGetPhysicalDeviceFormatProperties2.is_some() {
+        table.vkGetPhysicalDeviceFormatProperties2 = Some(get_format_properties2);
+    }
+}
+
 /// The lazy driver a front instance-level function received.
 ///
 /// # Safety
@@ -163,7 +174,7 @@ macro_rules! plain_query {
                         unsafe { f(handle, $($input,)? out) }
                     }
                 };
-                lazy.answer($command, i, replay, live, ())
+                lazy.answer_per_input($command, i, $family, input, replay, live, ())
             })
         }
     };
@@ -216,7 +227,7 @@ macro_rules! chained_query {
                         unsafe { f(handle, $($input,)? out) }
                     }
                 };
-                lazy.answer($command, i, |a| answers::replay_chain(&mut chain, &$head, $allowed, input, a).then_some(()), live, ())
+                lazy.answer_per_input($command, i, $head.family, input, |a| answers::replay_chain(&mut chain, &$head, $allowed, input, a).then_some(()), live, ())
             })
         }
     };

@@ -15,6 +15,12 @@
 //! the surfaces made before it) is kept with [`Lazy::when_loaded`] and done before the call that
 //! loaded the driver goes on.
 //!
+//! A record holds the formats the application asked, as it asked them: one it lacks loads the
+//! driver, and from then on every format query of the application still comes here (the live
+//! table's format slots are this module's), is answered by the driver and recorded; at
+//! `vkDestroyInstance` the instance adds what was recorded to the driver's cache entry
+//! ([`Lazy::take_learned`]), which the next launches answer from.
+//!
 //! If loading fails, or the live devices no longer match the recorded ones, the devices answer
 //! `VK_ERROR_INITIALIZATION_FAILED` from then on, the reason is logged, and the driver's cache
 //! entry is dropped so that the next instance loads it at once.
@@ -80,6 +86,11 @@ pub struct Lazy {
     live: OnceLock<Result<Live, String>>,
     /// Queries answered from the record.
     answered: AtomicU32,
+    /// Per device: what the record of its formats needs to know of it (asked once the driver is
+    /// live), and the answers the live driver gave to the formats the application asked that the
+    /// record lacks.
+    format_recorders: Box<[OnceLock<answers::FormatRecorder>]>,
+    learned: Mutex<Vec<crate::cache::profile::DeviceAnswers>>,
     /// What to do once the driver is loaded, by key: the driver's own surfaces for the loader's
     /// surfaces made before (see [`Lazy::when_loaded`]).
     pending: Mutex<Vec<(u64, Work)>>,
@@ -96,7 +107,10 @@ unsafe impl Sync for Lazy {}
 pub struct Live {
     pub driver: Arc<Driver>,
     pub handle: VkInstance,
+    /// The driver's table, its format slots this module's (see the module's documentation).
     pub table: Box<InstanceDispatch>,
+    /// The driver's own functions.
+    driver_table: vk_generated::InstanceDispatchTable,
     /// The driver's physical device for each recorded one.
     devices: Vec<VkPhysicalDevice>,
     gdpa: PFN_vkGetDeviceProcAddr,
@@ -130,6 +144,8 @@ impl Lazy {
             device_extensions: (0..profile.devices.len()).map(|_| OnceLock::new()).collect(),
             live: OnceLock::new(),
             answered: AtomicU32::new(0),
+            format_recorders: (0..profile.devices.len()).map(|_| OnceLock::new()).collect(),
+            learned: Mutex::new(vec![Default::default(); profile.devices.len()]),
             pending: Mutex::new(Vec::new()),
             profile,
         });
@@ -221,9 +237,75 @@ impl Lazy {
             log!(Level::Driver, "{}: {command}: not answered by the record of physical device {index}", self.manifest_path);
         }
         match self.load_at(command) {
-            Some(l) => live(&l.table, l.devices[index]),
+            Some(l) => live(&l.driver_table, l.devices[index]),
             None => failed,
         }
+    }
+
+    /// [`answer`](Self::answer) for a query the record keeps per input: a format the record lacks
+    /// is, besides, asked of the live driver for the record (see the module's documentation).
+    #[allow(clippy::too_many_arguments)]
+    fn answer_per_input<R>(
+        &self,
+        command: &str,
+        index: usize,
+        family: Family,
+        input: u32,
+        replay: impl FnOnce(&crate::cache::profile::DeviceAnswers) -> Option<R>,
+        live: impl FnOnce(&vk_generated::InstanceDispatchTable, VkPhysicalDevice) -> R,
+        failed: R,
+    ) -> R {
+        if family != Family::Format {
+            return self.answer(command, index, replay, live, failed);
+        }
+        if self.live.get().is_none() {
+            if let Some(answer) = replay(&self.profile.devices[index]) {
+                self.answered.fetch_add(1, Ordering::Relaxed);
+                return answer;
+            }
+            log!(Level::Driver, "{}: {command}: format {input} not answered by the record of physical device {index}", self.manifest_path);
+        }
+        match self.load_at(command) {
+            Some(l) => {
+                self.record_format(l, index, input);
+                live(&l.driver_table, l.devices[index])
+            }
+            None => failed,
+        }
+    }
+
+    /// Asks the live driver format `format` of device `index` for the record, unless the record or
+    /// this process has it. No lock is held while the driver answers.
+    fn record_format(&self, live: &Live, index: usize, format: u32) {
+        let key = answer_key(Family::Format, format, answers::FORMAT_HEAD.structure.s_type().0 as u32);
+        let learned = |lazy: &Lazy| lazy.learned.lock().unwrap_or_else(|e| e.into_inner())[index].get(key).is_some();
+        if self.profile.devices[index].get(key).is_some() || learned(self) {
+            return;
+        }
+        // SAFETY: the live driver's own table and its device `index`, live with the driver's
+        // instance, which lives as long as `self`.
+        let device = unsafe { FixedQueries::new(&live.driver_table, live.devices[index]) };
+        with_system_allocator(|| {
+            let recorder = self.format_recorders[index].get_or_init(|| answers::FormatRecorder::of(device));
+            let mut answers = crate::cache::profile::DeviceAnswers::default();
+            recorder.record_format(device, format, &mut answers);
+            let mut learned = self.learned.lock().unwrap_or_else(|e| e.into_inner());
+            for (key, bytes) in answers.iter() {
+                learned[index].set(key, bytes);
+            }
+        })
+    }
+
+    /// The answers recorded in this process that the record lacks, by device index (taken: a
+    /// second call gives only what was recorded since).
+    pub fn take_learned(&self) -> Vec<(usize, crate::cache::profile::DeviceAnswers)> {
+        let mut learned = self.learned.lock().unwrap_or_else(|e| e.into_inner());
+        learned.iter_mut().map(std::mem::take).enumerate().filter(|(_, answers)| answers.len() > 0).collect()
+    }
+
+    /// The record's profile's application and the driver's manifest, for adding to its entry.
+    pub fn record_of(&self) -> (u64, &DriverManifest) {
+        (self.profile.application, &self.manifest)
     }
 
     /// Loads the driver (once): `None` when that failed, now or before. Once it is live, the
@@ -301,8 +383,10 @@ impl Lazy {
             }
         };
         let gdpa = instance.calls().device_proc_addr();
-        let (handle, table) = instance.into_parts();
-        Ok(Live { driver, handle, table, devices, gdpa })
+        let (handle, mut table) = instance.into_parts();
+        let driver_table = table.table;
+        front::route_formats_here(&mut table.table);
+        Ok(Live { driver, handle, table, driver_table, devices, gdpa })
     }
 
     /// The live driver's device and `vkGetDeviceProcAddr` for a placeholder of this driver (or
@@ -554,15 +638,23 @@ pub fn usable(profile: &Profile, entry: &crate::cache::record::Entry) -> Result<
 }
 
 /// Asks a loaded driver's physical devices (`listed`: those `instance` lists) everything a lazy
-/// instance may answer from the record; `groups_known`: whether the driver can report device groups (Vulkan 1.1 or
-/// `VK_KHR_device_group_creation`).
-pub fn record_profile(instance: InstanceCalls, listed: &[FixedQueries], groups_known: bool, application: u64) -> Profile {
+/// instance may answer from the record, and of each the formats `formats` lists for it (by its
+/// index: those an application asked, which verify mode asks again); `groups_known`: whether the
+/// driver can report device groups (Vulkan 1.1 or `VK_KHR_device_group_creation`).
+pub fn record_profile(instance: InstanceCalls, listed: &[FixedQueries], formats: &[Vec<u32>], groups_known: bool, application: u64) -> Profile {
     let handles: Vec<VkPhysicalDevice> = listed.iter().map(|device| device.handle()).collect();
     let devices = listed
         .iter()
-        .map(|&device| {
+        .enumerate()
+        .map(|(i, &device)| {
             let mut answers = crate::cache::profile::DeviceAnswers::default();
             answers::record_device(device, &mut answers);
+            if let Some(formats) = formats.get(i).filter(|f| !f.is_empty()) {
+                let recorder = answers::FormatRecorder::of(device);
+                for &format in formats {
+                    recorder.record_format(device, format, &mut answers);
+                }
+            }
             answers
         })
         .collect();

@@ -102,6 +102,71 @@ impl Drop for NewDeviceData {
     }
 }
 
+/// The magic word of a [`DeviceInCreation`]: the Khronos loader's value for the device object it
+/// hands its layers, so that the message naming a corrupted one reads as there.
+pub const DEVICE_IN_CREATION_MAGIC: u64 = 0x10AD_ED04_0410_ADED;
+
+/// What the loader puts at `*pDevice` for the layers' chain of `vkCreateDevice`: the layer
+/// interface says the loader passes its terminator information there, and a layer must not change
+/// it (policy LLP_LAYER_22). The terminator finds the device's data through it, and stops the
+/// process, naming the cause, when a layer wrote over it.
+#[repr(C)]
+pub struct DeviceInCreation {
+    magic: u64,
+    data: *mut DeviceData,
+    /// The rest of the 128 bytes that layers written against the Khronos loader find there (its
+    /// device object, which is larger): a layer that clears them, as that loader's test of the
+    /// policy does, writes into the loader's object, not past it.
+    _room: [u64; 14],
+}
+
+const _: () = assert!(std::mem::size_of::<DeviceInCreation>() == 128);
+
+/// How the object at `*pDevice` was found when the chain reached the terminator.
+pub enum HandedDown {
+    /// Intact: the device's data.
+    Intact(*mut DeviceData),
+    /// NULL.
+    Null,
+    /// Not a [`DeviceInCreation`]: the word found where its magic should be.
+    Corrupted(u64),
+}
+
+impl DeviceInCreation {
+    /// The object for the device whose data `data` is ([`NewDeviceData::as_ptr`]).
+    pub fn new(data: *mut DeviceData) -> DeviceInCreation {
+        DeviceInCreation { magic: DEVICE_IN_CREATION_MAGIC, data, _room: [0; 14] }
+    }
+
+    /// The handle the layers' chain gets at `*pDevice`: this object's address, writable (a broken
+    /// layer writes there; the terminator sees it).
+    pub fn handle(&mut self) -> VkDevice {
+        VkDevice(self as *mut DeviceInCreation as *mut core::ffi::c_void)
+    }
+
+    /// Reads what a layer passed down at `*pDevice`.
+    ///
+    /// # Safety
+    /// `handed_down` must be NULL, misaligned, or readable for a `DeviceInCreation`: the handle
+    /// [`handle`](Self::handle) gave, of an object still alive, or what a layer put in its place
+    /// (a layer passing an unreadable pointer breaks the layer interface).
+    pub unsafe fn read(handed_down: VkDevice) -> HandedDown {
+        let object = handed_down.0 as *const DeviceInCreation;
+        if object.is_null() {
+            return HandedDown::Null;
+        }
+        if !object.is_aligned() {
+            return HandedDown::Corrupted(0);
+        }
+        // SAFETY: not NULL and aligned: readable for the object (the caller's contract).
+        let (magic, data) = unsafe { ((*object).magic, (*object).data) };
+        match magic {
+            DEVICE_IN_CREATION_MAGIC if !data.is_null() => HandedDown::Intact(data),
+            _ => HandedDown::Corrupted(magic),
+        }
+    }
+}
+
 /// The surface commands of a device, where its driver creates its own surfaces: the driver's
 /// functions, called by the loader's after swapping in the driver's surface handles. Devices of
 /// other drivers keep the driver's functions in their table (no loader code on that path).

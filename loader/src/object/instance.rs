@@ -195,6 +195,7 @@ impl Instance {
             return;
         }
         self.record_profiles_once();
+        self.record_learned_answers();
         // Before the drivers' instances, which their surfaces belong to.
         self.destroy_surfaces_left();
         for d in &self.drivers {
@@ -279,10 +280,34 @@ impl Instance {
                     unsafe { FixedQueries::new(&d.table.table, device.handle()) }
                 })
                 .collect();
-            let profile = crate::lazy::record_profile(calls, &devices, groups_known, self.application);
+            // Verify mode asks again the formats the record holds, which applications asked.
+            let formats: Vec<Vec<u32>> = cache
+                .profile_to_verify(&d.driver.manifest_path, &d.driver.manifest, self.application)
+                .map(|p| p.devices.iter().map(crate::lazy::answers::recorded_formats).collect())
+                .unwrap_or_default();
+            let profile = crate::lazy::record_profile(calls, &devices, &formats, groups_known, self.application);
             cache.record_profile(&d.driver.manifest_path, &d.driver.manifest, profile, &crate::lazy::answers::differences);
         }
         cache.save();
+    }
+
+    /// Adds what lazy drivers answered that their records lacked (the formats the application
+    /// asked) to their cache entries, for the next launches.
+    fn record_learned_answers(&self) {
+        crate::platform::host_alloc::with_system_allocator(|| {
+            let learned: Vec<_> = self.drivers.iter().filter_map(|d| Some((d, d.lazy.as_ref()?.take_learned()))).filter(|(_, l)| !l.is_empty()).collect();
+            if learned.is_empty() {
+                return;
+            }
+            let mut cache = crate::cache::Session::in_mode(self.cache_mode);
+            cache.set_application(self.application);
+            for (d, answers) in &learned {
+                let Some(lazy) = d.lazy.as_ref() else { continue };
+                let (application, manifest) = lazy.record_of();
+                cache.add_answers(&lazy.manifest_path, manifest, application, answers);
+            }
+            cache.save();
+        })
     }
 
     /// The handle's value, which messages about the instance carry.

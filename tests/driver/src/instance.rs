@@ -726,9 +726,10 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
 }
 
 // The Khronos loader requires every core 1.0 instance command of a driver, so these three exist:
-// no format has features, no image can be created, nothing is sparse.
+// no format has tiling features, no image can be created, nothing is sparse.
 
-/// `vkGetPhysicalDeviceFormatProperties`: no features. With the fault `abort_on_format_query`,
+/// `vkGetPhysicalDeviceFormatProperties`: no tiling features, and the format's own number as its
+/// buffer features (an answer that tells formats apart). With the fault `abort_on_format_query`,
 /// aborts the process instead, as a driver that crashes on a format it does not expect (the
 /// Khronos suite's test driver reads past its empty format table).
 ///
@@ -737,7 +738,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceMemoryProperties2(
 /// (NULL is ignored, as is a NULL `physicalDevice`; the handle is not read).
 pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     physicalDevice: VkPhysicalDevice,
-    _format: VkFormat,
+    format: VkFormat,
     pFormatProperties: *mut VkFormatProperties,
 ) {
     if config::fault("abort_on_format_query") {
@@ -746,7 +747,7 @@ pub unsafe extern "system" fn vkGetPhysicalDeviceFormatProperties(
     }
     if !physicalDevice.is_null() && !pFormatProperties.is_null() {
         // SAFETY: a non-NULL `pFormatProperties` is writable (this function's contract).
-        unsafe { pFormatProperties.write(VkFormatProperties::default()) };
+        unsafe { pFormatProperties.write(VkFormatProperties { bufferFeatures: VkFormatFeatureFlags(format.0 as u32), ..Default::default() }) };
     }
 }
 

@@ -56,7 +56,7 @@ fn var(name: &str) -> Option<String> {
 
 /// The flags this layer knows, read once per process (GetProcAddr is called hundreds of times
 /// per instance; a benchmark through this layer should measure the loader, not getenv).
-const FLAGS: [&str; 12] = [
+const FLAGS: [&str; 13] = [
     "LOG",
     "WRAP",
     "CALLBACK",
@@ -67,12 +67,13 @@ const FLAGS: [&str; 12] = [
     "WRAP_INSTANCE",
     "NEXT_FROM_GIPA",
     "CLOBBER_INSTANCE",
+    "CLOBBER_DEVICE",
     "REPORT",
     "COUNT_CALLS",
 ];
 
-fn flags() -> &'static [Option<String>; 12] {
-    static FLAG_VALUES: OnceLock<[Option<String>; 12]> = OnceLock::new();
+fn flags() -> &'static [Option<String>; 13] {
+    static FLAG_VALUES: OnceLock<[Option<String>; 13]> = OnceLock::new();
     FLAG_VALUES.get_or_init(|| FLAGS.map(var))
 }
 
@@ -322,8 +323,22 @@ impl Layer for TestLayer {
         log("vkDestroyInstance");
     }
 
-    fn before_create_device(_: &Instance, _: VkPhysicalDevice, _: &mut vk_layer::DeviceCreateInfo<'_>, _: &DeviceLink) -> Result<(), VkResult> {
+    fn before_create_device(
+        _: &Instance,
+        _: VkPhysicalDevice,
+        _: &mut vk_layer::DeviceCreateInfo<'_>,
+        _: &DeviceLink,
+        p_device: *mut VkDevice,
+    ) -> Result<(), VkResult> {
         log("vkCreateDevice");
+        // SAFETY: the caller's output pointer, per the API; what it holds is the loader's object.
+        unsafe {
+            if flag("CLOBBER_DEVICE") && !p_device.is_null() && !(*p_device).is_null() {
+                // A broken layer: clears the 128 bytes behind the handle it is to pass down, as
+                // the Khronos loader's test of the policy does.
+                std::ptr::write_bytes((*p_device).0 as *mut u8, 0, 128);
+            }
+        }
         Ok(())
     }
 
