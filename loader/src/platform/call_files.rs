@@ -25,7 +25,7 @@ use super::host_alloc::with_system_allocator;
 /// directory listed held.
 struct Call {
     id: u64,
-    seen: BTreeMap<Vec<u8>, libc::stat>,
+    seen: BTreeMap<Vec<u8>, Result<libc::stat, i32>>,
     listed: BTreeMap<String, Option<Vec<OsString>>>,
 }
 
@@ -69,15 +69,20 @@ pub fn current() -> u64 {
 }
 
 /// What `stat` (`ask`) says of `path`, asked once per call (outside a call, every time); its
-/// `errno` where it fails (a failure is not remembered: it never decides that a path is absent).
+/// `errno` where it fails. A failure is the call's answer too, but it never decides that a path
+/// is absent: whoever needs the file opens it all the same.
 pub fn stat(path: &[u8], ask: impl FnOnce(&[u8]) -> Result<libc::stat, i32>) -> Result<libc::stat, i32> {
     let known = CALL.with(|call| call.borrow().as_ref().and_then(|c| c.seen.get(path).copied()));
-    if let Some(st) = known {
-        return Ok(st);
+    if let Some(answer) = known {
+        return answer;
     }
-    let st = ask(path)?;
-    learn(path, &st);
-    Ok(st)
+    let answer = ask(path);
+    CALL.with(|call| {
+        if let Some(call) = call.borrow_mut().as_mut() {
+            with_system_allocator(|| call.seen.insert(path.to_vec(), answer));
+        }
+    });
+    answer
 }
 
 /// Remembers for the rest of the call what `fstat` said of the file opened at `path`: the file
@@ -85,7 +90,7 @@ pub fn stat(path: &[u8], ask: impl FnOnce(&[u8]) -> Result<libc::stat, i32>) -> 
 pub fn learn(path: &[u8], st: &libc::stat) {
     CALL.with(|call| {
         if let Some(call) = call.borrow_mut().as_mut() {
-            with_system_allocator(|| call.seen.insert(path.to_vec(), *st));
+            with_system_allocator(|| call.seen.insert(path.to_vec(), Ok(*st)));
         }
     });
 }
@@ -168,7 +173,12 @@ mod tests {
         std::fs::remove_file(&path).unwrap();
         assert!(stat(&bytes, ask).is_ok(), "what the call saw stays for the call");
         forget(&bytes);
-        assert_eq!(stat(&bytes, ask).err(), Some(libc::ENOENT), "a failure is not remembered");
+        assert_eq!(stat(&bytes, ask).err(), Some(libc::ENOENT));
+        std::fs::write(&path, b"d").unwrap();
+        assert_eq!(stat(&bytes, ask).err(), Some(libc::ENOENT), "a failure is the call's answer too");
+        forget(&bytes);
+        assert_eq!(size(stat(&bytes, ask).unwrap()), 1);
+        std::fs::remove_file(&path).unwrap();
     }
 
     #[test]
