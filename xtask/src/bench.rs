@@ -16,7 +16,7 @@ pub fn main(args: &[String]) -> Result<(), String> {
         Some("build-time") => build_time(&args[1..]),
         Some("size") => crate::size::main(&args[1..]),
         Some(name) if PROGRAM_BENCHMARKS.contains(&name) => program(args),
-        None | Some("--json" | "--khronos") => program(&[["loaders".to_string()].as_slice(), args].concat()),
+        None | Some("--json" | "--khronos" | "--path") => program(&[["loaders".to_string()].as_slice(), args].concat()),
         Some(other) => Err(format!(
             "unknown benchmark `{other}`; see `cargo xtask help`"
         )),

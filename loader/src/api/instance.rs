@@ -344,6 +344,8 @@ fn warn_about_api_variant(app: Option<&VkApplicationInfo>) {
 /// those it was created with. Checked anyway: NULL does nothing; the instance's magic (a message).
 pub unsafe extern "system" fn vkDestroyInstance(instance: VkInstance, pAllocator: *const VkAllocationCallbacks) {
     ffi::guard("vkDestroyInstance", (), || {
+        // One API call: each file it reads (the driver cache) is asked about once.
+        let _files = crate::platform::call_files::OneCall::enter();
         if instance.is_null() {
             return;
         }

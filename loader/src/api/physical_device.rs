@@ -27,6 +27,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
     pPhysicalDevices: *mut VkPhysicalDevice,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
+        // One API call: each file it reads (the driver cache) is asked about once.
+        let _files = crate::platform::call_files::OneCall::enter();
         // SAFETY: a valid dispatchable handle is readable as a `HandleHeader`; with its magic word
         // checked, an instance of this loader (the contract).
         let Some(inst) = (unsafe {
@@ -85,6 +87,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     pPhysicalDeviceGroupProperties: *mut VkPhysicalDeviceGroupProperties,
 ) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
+        // One API call: each file it reads (the driver cache) is asked about once.
+        let _files = crate::platform::call_files::OneCall::enter();
         // SAFETY: a valid dispatchable handle is readable as a `HandleHeader`; with its magic word
         // checked, an instance of this loader (the contract).
         let Some(inst) = (unsafe {

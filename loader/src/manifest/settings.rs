@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use crate::debug::log::{self, Level};
 use crate::manifest::json::{self, Json};
+use crate::platform::call_files;
 use crate::platform::file_cache::ParseCache;
 use crate::reference::settings_keys as keys;
 use crate::reference::variables::{HOME, XDG_CONFIG_DIRS, XDG_CONFIG_HOME, XDG_DATA_DIRS, XDG_DATA_HOME};
@@ -226,26 +227,31 @@ thread_local! {
 
 /// While alive, `current` on this thread looks for the settings file once and answers later
 /// calls from that look: one API call (instance creation asks about layers, drivers and
-/// devices) costs one look, and logs a bad file once.
-pub struct OneLook(bool);
+/// devices) costs one look, and logs a bad file once. The look is one API call's: each file is
+/// asked about once in it (see `call_files`).
+pub struct OneLook {
+    outermost: bool,
+    _call: call_files::OneCall,
+}
 
 impl OneLook {
     pub fn enter() -> OneLook {
         // Only the outermost scope on the thread starts (and later ends) a look.
-        OneLook(LOOK.with(|look| {
+        let outermost = LOOK.with(|look| {
             let mut look = look.borrow_mut();
             let outermost = matches!(*look, Look::Each);
             if outermost {
                 *look = Look::Pending;
             }
             outermost
-        }))
+        });
+        OneLook { outermost, _call: call_files::OneCall::enter() }
     }
 }
 
 impl Drop for OneLook {
     fn drop(&mut self) {
-        if self.0 {
+        if self.outermost {
             LOOK.with(|look| *look.borrow_mut() = Look::Each);
         }
     }

@@ -117,8 +117,11 @@ pub struct DeviceInCreation {
     /// The rest of the 128 bytes that layers written against the Khronos loader find there (its
     /// device object, which is larger): a layer that clears them, as that loader's test of the
     /// policy does, writes into the loader's object, not past it.
-    _room: [u64; 14],
+    _room: [u8; DEVICE_IN_CREATION_ROOM],
 }
+
+/// The bytes after the magic word and the data pointer, whatever a pointer's size.
+const DEVICE_IN_CREATION_ROOM: usize = 128 - 8 - std::mem::size_of::<*mut DeviceData>();
 
 const _: () = assert!(std::mem::size_of::<DeviceInCreation>() == 128);
 
@@ -135,7 +138,7 @@ pub enum HandedDown {
 impl DeviceInCreation {
     /// The object for the device whose data `data` is ([`NewDeviceData::as_ptr`]).
     pub fn new(data: *mut DeviceData) -> DeviceInCreation {
-        DeviceInCreation { magic: DEVICE_IN_CREATION_MAGIC, data, _room: [0; 14] }
+        DeviceInCreation { magic: DEVICE_IN_CREATION_MAGIC, data, _room: [0; DEVICE_IN_CREATION_ROOM] }
     }
 
     /// The handle the layers' chain gets at `*pDevice`: this object's address, writable (a broken

@@ -1,11 +1,14 @@
-//! Files as last parsed, reused while the open file says it has not changed (same device, inode,
-//! size and modification time, from `fstat` on the file `fopen` opened): an unchanged manifest
-//! costs an open, an `fstat` and a close instead of a read and a parse. Every call opens the file
-//! again, as the Khronos loader does, so an edit is seen by the very next call.
+//! Files as last parsed, reused while a `stat` says the file has not changed (same device, inode,
+//! size, modification and change times): an unchanged manifest costs one `stat` instead of an
+//! open, a read and a parse, and within one API call not even that (see `call_files`: each path
+//! is asked once per call). No descriptor is kept between calls, so an edit is seen by the very
+//! next call. Where `stat` cannot tell (it fails, or an interposer serves the path to `fopen`
+//! only), the file is opened and asked with `fstat`, as before.
 //!
 //! A file changed twice within one tick of the file system's clock keeps its identity, so content
-//! is remembered only once its modification time is two seconds in the past
-//! (`FileIdentity::is_settled`); until then the file is read and parsed on every call.
+//! is remembered across calls only once its modification time is two seconds in the past
+//! (`FileIdentity::is_settled`); until then the file is read and parsed once per call, its parse
+//! reused only by the call that made it.
 //!
 //! The caches live as long as the process, so they are allocated from the system, never from an
 //! application's `VkAllocationCallbacks` (see host_alloc). They are ordered maps: a hash map's
@@ -13,8 +16,10 @@
 
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::sync::{Arc, Mutex};
 
+use crate::platform::call_files;
 use crate::platform::host_alloc::with_system_allocator;
 use crate::platform::{FileIdentity, OpenFile};
 
@@ -28,8 +33,9 @@ pub struct ParseCache<K, T> {
     entries: Mutex<Option<BTreeMap<K, Entry<T>>>>,
 }
 
-/// A parse and the identity of the file it was made from.
-type Entry<T> = (FileIdentity, Arc<T>);
+/// A parse, the identity of the file it was made from, and the API call it may serve: 0 for
+/// every call (a settled file), else only the call that read the file (see `call_files`).
+type Entry<T> = (FileIdentity, Arc<T>, u64);
 
 /// How much of a file is read.
 #[derive(Clone, Copy)]
@@ -79,9 +85,19 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
 
     /// The parse of the file at `path` (bytes: a file name need not be UTF-8).
     fn read(&self, key: &K, path: impl AsRef<OsStr>, limit: Limit, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+        let path = path.as_ref();
+        let call = call_files::current();
+        // The file unchanged since its parse: not opened.
+        if let Ok(st) = crate::platform::stat_once(path.as_bytes()) {
+            if let Some(value) = self.cached(key, FileIdentity::of(&st), call) {
+                return Ok(value);
+            }
+        }
         let mut file = OpenFile::open(path).map_err(|e| e.to_string())?;
+        #[cfg(test)]
+        tests::OPENS.with(|opens| opens.set(opens.get() + 1));
         let identity = file.identity().ok();
-        if let Some(value) = identity.and_then(|id| self.cached(key, id)) {
+        if let Some(value) = identity.and_then(|id| self.cached(key, id, call)) {
             return Ok(value);
         }
         let limit = match limit {
@@ -90,30 +106,35 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         };
         let text = file.read(limit, identity.map(|id| id.size))?;
         drop(file);
+        #[cfg(test)]
+        tests::READS.with(|reads| reads.set(reads.get() + 1));
         match identity {
-            Some(id) => Ok(self.keep(key, id, kind, || parse(text))),
+            Some(id) => Ok(self.keep(key, id, kind, call, || parse(text))),
             None => Ok(Arc::new(parse(text))),
         }
     }
 
-    /// `make()` (a parse), remembered under `id` when that identity can be trusted to tell a
-    /// change.
-    fn keep(&self, key: &K, id: FileIdentity, kind: Kind, make: impl FnOnce() -> T) -> Arc<T> {
-        if kind == Kind::Manifest && !id.is_settled() {
-            return Arc::new(make());
-        }
+    /// `make()` (a parse), remembered under `id` for every call when that identity can be trusted
+    /// to tell a change, else for the API call `call` only (none outside a call).
+    fn keep(&self, key: &K, id: FileIdentity, kind: Kind, call: u64, make: impl FnOnce() -> T) -> Arc<T> {
+        let only_in = match kind == Kind::ReplacedWhole || id.is_settled() {
+            true => 0,
+            false if call == 0 => return Arc::new(make()),
+            false => call,
+        };
         let value = with_system_allocator(|| Arc::new(make()));
         if let Ok(mut guard) = self.entries.lock() {
-            with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone())));
+            with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone(), only_in)));
         }
         value
     }
 
-    /// The parse of `key` if it was made from the file of identity `id`.
-    fn cached(&self, key: &K, id: FileIdentity) -> Option<Arc<T>> {
+    /// The parse of `key` if it was made from the file of identity `id` and may serve the API
+    /// call `call`.
+    fn cached(&self, key: &K, id: FileIdentity, call: u64) -> Option<Arc<T>> {
         let guard = self.entries.lock().ok()?;
-        let (cached_id, value) = guard.as_ref()?.get(key)?;
-        (*cached_id == id).then(|| value.clone())
+        let (cached_id, value, only_in) = guard.as_ref()?.get(key)?;
+        (*cached_id == id && (*only_in == 0 || *only_in == call)).then(|| value.clone())
     }
 }
 #[cfg(test)]
@@ -121,6 +142,53 @@ mod tests {
     use super::*;
     use std::cell::Cell;
     use std::time::{Duration, SystemTime};
+
+    thread_local! {
+        /// Files this thread's caches opened, and read.
+        pub(super) static OPENS: Cell<usize> = const { Cell::new(0) };
+        pub(super) static READS: Cell<usize> = const { Cell::new(0) };
+    }
+
+    /// (opens, reads) that `f` made on this thread.
+    fn counted(f: impl FnOnce()) -> (usize, usize) {
+        let before = (OPENS.with(Cell::get), READS.with(Cell::get));
+        f();
+        (OPENS.with(Cell::get) - before.0, READS.with(Cell::get) - before.1)
+    }
+
+    #[test]
+    fn a_settled_file_unchanged_is_not_opened_again_and_a_new_one_is_read_once_per_call() {
+        let path = std::env::temp_dir().join(format!("loader-parse-cache-calls-{}", std::process::id()));
+        let path = path.to_str().unwrap().to_string();
+        let cache = ParseCache::<String, Vec<u8>>::new();
+        let get = || cache.get_manifest(&"k".to_string(), &path, |text| text.to_vec()).unwrap();
+
+        // Just written: read again by each call, but once within one.
+        std::fs::write(&path, b"new").unwrap();
+        for _ in 0..2 {
+            let _call = call_files::OneCall::enter();
+            assert_eq!(counted(|| assert_eq!(*get(), b"new")), (1, 1));
+            assert_eq!(counted(|| assert_eq!(*get(), b"new")), (0, 0), "once per call");
+        }
+        assert_eq!(counted(|| drop((get(), get()))), (2, 2), "outside a call, each read reads");
+
+        // Settled: read once, then neither read nor opened while `stat` says it is unchanged.
+        let an_hour_ago = SystemTime::now() - Duration::from_secs(3600);
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(an_hour_ago).unwrap();
+        assert_eq!(counted(|| drop(get())), (1, 1));
+        for _ in 0..2 {
+            let _call = call_files::OneCall::enter();
+            assert_eq!(counted(|| drop((get(), get()))), (0, 0));
+        }
+        assert_eq!(counted(|| drop(get())), (0, 0));
+
+        // Changed: the next call reads it.
+        std::fs::write(&path, b"changed").unwrap();
+        std::fs::File::options().write(true).open(&path).unwrap().set_modified(an_hour_ago).unwrap();
+        let _call = call_files::OneCall::enter();
+        assert_eq!(counted(|| assert_eq!(*get(), b"changed")), (1, 1));
+        std::fs::remove_file(&path).unwrap();
+    }
 
     #[test]
     fn only_settled_files_are_remembered() {

@@ -1,6 +1,7 @@
 //! The only module that touches the OS, through libc's POSIX calls (not std's wrappers) so that
 //! tools interposing libc see every file and library the loader touches.
 
+pub mod call_files;
 pub mod digest;
 pub mod elf;
 pub mod file_cache;
@@ -225,9 +226,9 @@ fn for_each_loaded_object(mut each: impl FnMut(&[u8])) {
 }
 
 /// The identity of the file at `path` (`stat`: it tells whether a file changed, never that one
-/// is absent), or `None` when it cannot be had.
+/// is absent), or `None` when it cannot be had. Asked once per API call (see `call_files`).
 pub fn file_identity(path: &str) -> Option<FileIdentity> {
-    stat(path).ok().map(|st| FileIdentity::of(&st))
+    stat_once(path.as_bytes()).ok().map(|st| FileIdentity::of(&st))
 }
 
 /// Whether `path` is a directory (`stat`); `false` when that cannot be told.
@@ -238,6 +239,11 @@ pub fn is_directory(path: &str) -> bool {
 /// What `stat` says of `path`, or its `errno`.
 pub(crate) fn stat(path: &str) -> Result<lfs::Stat, i32> {
     stat_bytes(path.as_bytes())
+}
+
+/// [`stat`] of a path given as bytes, asked once per API call (see `call_files`).
+pub(crate) fn stat_once(path: &[u8]) -> Result<lfs::Stat, i32> {
+    call_files::stat(path, stat_bytes)
 }
 
 /// [`stat`] of a path given as bytes (a file name need not be UTF-8).
@@ -310,8 +316,14 @@ pub fn list_dir(path: &str) -> Option<Vec<String>> {
 }
 
 /// [`list_dir`], each name as the directory holds it: bytes, UTF-8 or not (a manifest's file
-/// name need not be, and the Khronos loader opens it all the same), sorted by bytes.
+/// name need not be, and the Khronos loader opens it all the same), sorted by bytes. Read once
+/// per API call (see `call_files`).
 pub fn list_dir_names(path: &str) -> Option<Vec<OsString>> {
+    call_files::list(path, || read_dir_names(path))
+}
+
+/// [`list_dir_names`], read now.
+fn read_dir_names(path: &str) -> Option<Vec<OsString>> {
     let c_path = CString::new(path).ok()?;
     // SAFETY: opendir/readdir/closedir on one stream, with a NUL-terminated path; each entry's
     // name (NUL-terminated within `d_name`) is copied out before the next readdir call reuses its
@@ -397,6 +409,8 @@ impl FileIdentity {
 /// the open file for its identity (`fstat`) sees the file an interposer redirected the path to.
 pub struct OpenFile {
     stream: *mut libc::FILE,
+    /// What `fstat` said of the open file.
+    st: lfs::Stat,
 }
 
 impl OpenFile {
@@ -404,9 +418,10 @@ impl OpenFile {
     /// says it, as most of the files looked for are not there). Never waits: a FIFO, device node,
     /// socket or directory in the file's place is refused, told by `stat` before the open (opening
     /// a FIFO for reading waits for a writer; a device node may do anything) and by `fstat` after.
+    /// What `fstat` says is what the rest of the API call knows of the path (see `call_files`).
     pub fn open(path: impl AsRef<OsStr>) -> Result<OpenFile, std::io::Error> {
         let path = path.as_ref().as_bytes();
-        if let Ok(st) = stat_bytes(path) {
+        if let Ok(st) = stat_once(path) {
             not_regular(&st)?;
         }
         let c_path = CString::new(path).map_err(|_| std::io::Error::new(std::io::ErrorKind::InvalidInput, "path contains NUL"))?;
@@ -419,14 +434,17 @@ impl OpenFile {
         // glibc sizes with an `fstat` and allocates at the first read) would only be in the way.
         // SAFETY: setvbuf on a stream just opened, before any other operation on it.
         unsafe { libc::setvbuf(stream, std::ptr::null_mut(), libc::_IONBF, 0) };
-        let file = OpenFile { stream };
+        // SAFETY: a zeroed `stat` is a valid value of the plain C structure.
+        let mut file = OpenFile { stream, st: unsafe { std::mem::zeroed() } };
         // The path may have changed between the `stat` and the open, or `stat` may not see what an
         // interposer serves.
-        file.stat().and_then(|st| not_regular(&st))?;
+        file.st = file.fstat()?;
+        not_regular(&file.st)?;
+        call_files::learn(path, &file.st);
         Ok(file)
     }
 
-    fn stat(&self) -> Result<lfs::Stat, std::io::Error> {
+    fn fstat(&self) -> Result<lfs::Stat, std::io::Error> {
         // SAFETY: fstat on the stream's descriptor into a zeroed buffer.
         unsafe {
             let mut st: lfs::Stat = std::mem::zeroed();
@@ -437,8 +455,9 @@ impl OpenFile {
         }
     }
 
+    /// The open file's identity, as `fstat` gave it when it was opened.
     pub fn identity(&self) -> Result<FileIdentity, String> {
-        self.stat().map(|st| FileIdentity::of(&st)).map_err(|e| e.to_string())
+        Ok(FileIdentity::of(&self.st))
     }
 
     /// Up to `limit` bytes from the current position (fewer at the end of the file), read

@@ -90,12 +90,15 @@ pub fn replace_file(path: &str, bytes: &[u8]) -> Result<(), String> {
         unsafe { libc::unlink(c_temporary.as_ptr()) };
         return Err(format!("{path}: cannot replace: {error}"));
     }
+    // A later read in this API call reads the new file.
+    super::call_files::forget(path.as_bytes());
     Ok(())
 }
 
 /// Removes the file at `path`: whether there was one (a missing file is not an error).
 pub fn remove_file(path: &str) -> Result<bool, String> {
     let c = c_path(path)?;
+    super::call_files::forget(path.as_bytes());
     // SAFETY: unlink with a NUL-terminated path.
     if unsafe { libc::unlink(c.as_ptr()) } != 0 {
         let error = std::io::Error::last_os_error();

@@ -157,13 +157,51 @@ impl Row {
     }
 }
 
+/// Which path of our driver cache a pass measures (`--path`).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum CachePath {
+    /// The driver and layer files younger than the cache trusts (dated an hour ahead): every
+    /// driver loaded, every manifest read once per call, nothing recorded.
+    Miss,
+    /// The files dated an hour back and the record made before measuring: no driver loaded
+    /// where its record answers.
+    Warm,
+}
+
+impl CachePath {
+    pub fn parse(word: &str) -> Result<Vec<CachePath>, String> {
+        match word {
+            "miss" => Ok(vec![CachePath::Miss]),
+            "warm" => Ok(vec![CachePath::Warm]),
+            "both" => Ok(vec![CachePath::Miss, CachePath::Warm]),
+            other => Err(format!("--path {other}: miss, warm or both")),
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            CachePath::Miss => "miss",
+            CachePath::Warm => "warm",
+        }
+    }
+
+    /// When the driver and layer files are dated.
+    fn file_time(self) -> std::time::SystemTime {
+        let hour = std::time::Duration::from_secs(3600);
+        match self {
+            CachePath::Miss => std::time::SystemTime::now() + hour,
+            CachePath::Warm => std::time::SystemTime::now() - hour,
+        }
+    }
+}
+
 /// A case the harness knows but cannot measure yet, and why.
 struct Pending {
     label: String,
     why: String,
 }
 
-pub fn run(exe: &Path, khronos: Option<&Path>) -> Result<String, String> {
+pub fn run(exe: &Path, khronos: Option<&Path>, paths: &[CachePath]) -> Result<String, String> {
     let artifacts = exe.parent().ok_or("no directory for the benchmark executable")?;
     let ours = artifacts.join("libvulkan.so");
     let test_driver = artifacts.join("libvk_test_driver.so");
@@ -184,22 +222,59 @@ pub fn run(exe: &Path, khronos: Option<&Path>) -> Result<String, String> {
     let root = std::env::temp_dir().join(format!("loader-bench-{}", std::process::id()));
     let sandbox = Sandbox::create(&root, &test_driver, layer_lib.as_deref())?;
     let mut bench = Bench { exe: exe.to_path_buf(), ours, system, sandbox, results: Results::new() };
-    let measured = measure(&mut bench, layer_lib.is_some()).and_then(|mut measured| {
-        if let Some(khronos) = khronos {
-            eprintln!("loader-bench: the same beside {}...", khronos.display());
-            bench.system = khronos.to_path_buf();
-            bench.results = Results::new();
-            let beside = measure(&mut bench, layer_lib.is_some())?;
-            for row in &mut measured.rows {
-                let twin = beside.rows.iter().find(|r| r.label == row.label);
-                row.khronos = Some(twin.map_or((None, None), |r| (r.ours, r.system)));
+    let mut all = Measured { rows: Vec::new(), pending: Vec::new(), notes: Vec::new() };
+    let mut outcome = Ok(());
+    for &path in paths {
+        match measure_path(&mut bench, path, khronos, layer_lib.is_some()) {
+            Ok(measured) => {
+                let tag = |label: &str| match paths.len() {
+                    1 => label.to_string(),
+                    _ => format!("[{}] {label}", path.name()),
+                };
+                all.rows.extend(measured.rows.into_iter().map(|r| Row { label: tag(&r.label), ..r }));
+                all.pending.extend(measured.pending.into_iter().map(|p| Pending { label: tag(&p.label), ..p }));
+                all.notes.extend(measured.notes.into_iter().map(|n| tag(&n)));
+            }
+            Err(e) => {
+                outcome = Err(e);
+                break;
             }
         }
-        Ok(measured)
-    });
+    }
     let _ = std::fs::remove_dir_all(&root);
-    let measured = measured?;
-    Ok(report(&system_loader(), khronos, &measured))
+    outcome?;
+    all.notes.push(format!("driver cache path: {}", paths.iter().map(|p| p.name()).collect::<Vec<_>>().join(", ")));
+    Ok(report(&system_loader(), khronos, &all))
+}
+
+/// One path's table: the files dated for it (and, warm, the record made), measured against the
+/// system loader and, with `khronos`, again beside that loader.
+fn measure_path(bench: &mut Bench, path: CachePath, khronos: Option<&Path>, have_layer_lib: bool) -> Result<Measured, String> {
+    bench.sandbox.date_files(path.file_time())?;
+    bench.system = system_loader();
+    if path == CachePath::Warm {
+        // The record each scenario's creation looks up, made before anything is measured.
+        for s in [Scenario::OneDriver, Scenario::TenDrivers, Scenario::LayerManifests, Scenario::LayersEnabled(1), Scenario::LayersEnabled(5)] {
+            if !matches!(s, Scenario::LayersEnabled(_)) || have_layer_lib {
+                bench.child(Side::Ours, s, "create")?;
+            }
+        }
+        bench.results = Results::new();
+    }
+    eprintln!("loader-bench: the driver cache's {} path", path.name());
+    let mut measured = measure(bench, have_layer_lib)?;
+    if let Some(khronos) = khronos {
+        eprintln!("loader-bench: the same beside {}...", khronos.display());
+        bench.system = khronos.to_path_buf();
+        bench.results = Results::new();
+        let beside = measure(bench, have_layer_lib)?;
+        for row in &mut measured.rows {
+            let twin = beside.rows.iter().find(|r| r.label == row.label);
+            row.khronos = Some(twin.map_or((None, None), |r| (r.ours, r.system)));
+        }
+    }
+    bench.results = Results::new();
+    Ok(measured)
 }
 
 /// One pass's table.

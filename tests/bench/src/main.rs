@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--json FILE] [--baseline FILE] [--probe NAME[,NAME...]] (startup)";
+const USAGE: &str = "usage: loader-bench [loaders|lookup|real-driver|layer-sdk|startup] [--khronos PATH] [--path miss|warm|both] (loaders) [--json FILE] [--baseline FILE] [--probe NAME[,NAME...]] (startup)";
 
 /// Each measurement repeats its input until a round takes this long...
 const MIN_ROUND: Duration = Duration::from_millis(50);
@@ -42,7 +42,7 @@ fn main() -> ExitCode {
         None => None,
     };
     let json = match args.first().map(String::as_str) {
-        None | Some("loaders") | Some("--json") | Some("--khronos") => {
+        None | Some("loaders") | Some("--json") | Some("--khronos") | Some("--path") => {
             let exe = match std::env::current_exe() {
                 Ok(exe) => exe,
                 Err(e) => return fail(&format!("cannot find this executable: {e}")),
@@ -54,7 +54,15 @@ fn main() -> ExitCode {
                 },
                 None => None,
             };
-            match loaders::run(&exe, khronos.as_deref()) {
+            let paths = match args.iter().position(|a| a == "--path") {
+                Some(i) => match args.get(i + 1).map(|w| loaders::CachePath::parse(w)) {
+                    Some(Ok(paths)) => paths,
+                    Some(Err(e)) => return fail(&e),
+                    None => return fail("--path needs miss, warm or both"),
+                },
+                None => loaders::CachePath::parse("both").expect("a known word"),
+            };
+            match loaders::run(&exe, khronos.as_deref(), &paths) {
                 Ok(json) => json,
                 Err(e) => return fail(&e),
             }

@@ -127,6 +127,29 @@ impl Sandbox {
         wrapped
     }
 
+    /// Dates every driver and layer file (libraries and manifests) at `when`: an hour back for
+    /// the driver cache's warm path (files settled long ago, as installed ones are), an hour ahead
+    /// for its miss path (files younger than the cache trusts, however long the run takes).
+    pub fn date_files(&self, when: std::time::SystemTime) -> Result<(), String> {
+        fn date_tree(dir: &Path, when: std::time::SystemTime) -> Result<(), String> {
+            let error = |p: &Path, e: std::io::Error| format!("{}: {e}", p.display());
+            let Ok(entries) = std::fs::read_dir(dir) else { return Ok(()) };
+            for entry in entries {
+                let path = entry.map_err(|e| error(dir, e))?.path();
+                if path.is_dir() {
+                    date_tree(&path, when)?;
+                } else {
+                    std::fs::File::options().write(true).open(&path).and_then(|f| f.set_modified(when)).map_err(|e| error(&path, e))?;
+                }
+            }
+            Ok(())
+        }
+        for dir in ["drivers", "data-layers", "pass-through"] {
+            date_tree(&self.root.join(dir), when)?;
+        }
+        Ok(())
+    }
+
     /// The directory every file the loaders should read lives under.
     pub fn root(&self) -> &Path {
         &self.root
