@@ -285,6 +285,29 @@ impl<'a, T> OutArray<'a, T> {
             slot.write(*item);
         })
     }
+
+    /// Hands the count and array on as they are to `call` (a query of the same two-call idiom:
+    /// the level below), then gives what it returned and the items it wrote there: the first
+    /// `*count`, at most the room, when it was given an array and returned `VK_SUCCESS` or
+    /// `VK_INCOMPLETE` (none otherwise).
+    ///
+    /// # Safety
+    /// `call` keeps the two-call idiom: given an array, it sets the count to the number of items
+    /// it wrote whole at its start.
+    pub unsafe fn pass_down(self, call: impl FnOnce(*mut u32, *mut T) -> VkResult) -> (VkResult, &'a mut [T]) {
+        let count: *mut u32 = self.count;
+        let room = self.room.map(|room| (room.as_mut_ptr().cast::<T>(), room.len()));
+        let result = call(count, room.map_or(std::ptr::null_mut(), |(out, _)| out));
+        let written = match (room, result) {
+            (Some((out, len)), VkResult::SUCCESS | VkResult::INCOMPLETE) => {
+                // SAFETY: the count is the view's (valid, `new`'s contract); the first `*count`
+                // items, within the room, are written whole (this function's contract).
+                unsafe { std::slice::from_raw_parts_mut(out, (*count as usize).min(len)) }
+            }
+            _ => &mut [],
+        };
+        (result, written)
+    }
 }
 
 /// An [`OutArray`] of structures whose `sType` and `pNext` the caller set, as Vulkan requires of
@@ -356,6 +379,27 @@ impl<'a, T: TaggedStruct> ChainedOutArray<'a, T> {
             item.write(value);
             item.cast::<VkBaseOutStructure>().write(kept);
         }
+    }
+
+    /// [`OutArray::pass_down`] for these items: the caller's structures, their headers as it set
+    /// them, handed on as they are; the items the level below filled, after.
+    ///
+    /// # Safety
+    /// As [`OutArray::pass_down`]: `call` sets the count to the number of items it filled (all
+    /// but their `sType` and `pNext`, which it keeps) at the array's start.
+    pub unsafe fn pass_down(self, call: impl FnOnce(*mut u32, *mut T) -> VkResult) -> (VkResult, &'a mut [T]) {
+        let count: *mut u32 = self.count;
+        let result = call(count, self.room.map_or(std::ptr::null_mut(), |(out, _)| out.as_ptr()));
+        let filled = match (self.room, result) {
+            (Some((out, len)), VkResult::SUCCESS | VkResult::INCOMPLETE) => {
+                // SAFETY: the count is the view's (valid, `new`'s contract); the first `*count`
+                // items, within the array, have the caller's headers and the rest filled (this
+                // function's contract).
+                unsafe { std::slice::from_raw_parts_mut(out.as_ptr(), (*count as usize).min(len)) }
+            }
+            _ => &mut [],
+        };
+        (result, filled)
     }
 
     /// [`OutArray::fill_with`] for these items: each written by [`set`](Self::set).
