@@ -44,10 +44,13 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         // SAFETY: called with the application's count and array (valid: the contract) or with
-        // `filtered_devices`' own; `inst` is the live instance and its chain.
+        // `filtered_devices`' own; `instance` is the live instance.
         let all = |count: *mut u32, out: *mut VkPhysicalDevice| unsafe {
             match &inst.layers {
-                Some(layers) => crate::chain::instance_layers::enumerate_physical_devices(inst, layers, count, out),
+                Some(_) => match ffi::OutArray::new(count, out) {
+                    Some(out) => crate::chain::instance_layers::enumerate_physical_devices(inst, out),
+                    None => VkResult::ERROR_INITIALIZATION_FAILED,
+                },
                 None => terminator_EnumeratePhysicalDevices(instance, count, out),
             }
         };
@@ -93,11 +96,15 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: called with the application's count and array (valid: the contract) or with
-        // `filtered_devices`' own; `inst` is the live instance and its chain.
+        // SAFETY: called with the application's count and structures (valid, their headers set:
+        // the contract) or with `filtered_devices`' own; `instance` is the live instance.
         let all = |count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
             match &inst.layers {
-                Some(layers) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, layers, count, out),
+                // A NULL count is refused here, as the terminator refuses it.
+                Some(_) => match ffi::ChainedOutArray::new(count, out) {
+                    Some(out) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, out),
+                    None => VkResult::ERROR_INITIALIZATION_FAILED,
+                },
                 None => terminator_EnumeratePhysicalDeviceGroups(instance, count, out),
             }
         };
