@@ -81,7 +81,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
 /// `pPhysicalDeviceGroupProperties` NULL or valid for `*pPhysicalDeviceGroupCount` structures
 /// whose `sType` and `pNext` are set. Checked anyway: an `instance` without the loader's magic
 /// word is reported and the process stops; a NULL `pPhysicalDeviceGroupCount` is not filtered
-/// and goes to the terminator, which checks it.
+/// and fails with `VK_ERROR_INITIALIZATION_FAILED` (said by the terminator without layers; with
+/// them, no layer is called).
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     instance: VkInstance,
     pPhysicalDeviceGroupCount: *mut u32,
