@@ -586,4 +586,56 @@ mod tests {
         // SAFETY: NULL is refused before anything is read or written.
         assert_eq!(unsafe { fill_groups(&[group], std::ptr::null_mut(), std::ptr::null_mut()) }, VkResult::ERROR_INITIALIZATION_FAILED);
     }
+
+    /// Passed down, the caller's count and array reach the level below as they are, and the items
+    /// given back are those it says it wrote, never more than the room, none after an error.
+    #[test]
+    fn passed_down_arrays_give_back_what_was_written_within_the_room() {
+        let (mut out, mut count) = ([0u32; 3], 3);
+        let room = out.as_ptr() as usize;
+        // SAFETY: a count of the test's own and an array of as many items.
+        let view = unsafe { OutArray::new(&mut count, out.as_mut_ptr()) }.expect("a count");
+        // SAFETY: the call writes two items and says so.
+        let (result, written) = unsafe {
+            view.pass_down(|count, items| {
+                assert_eq!((*count, items as usize), (3, room), "the caller's count and array");
+                items.write(7);
+                items.add(1).write(8);
+                *count = 2;
+                VkResult::INCOMPLETE
+            })
+        };
+        assert_eq!((result, &*written), (VkResult::INCOMPLETE, &[7, 8][..]));
+        let mut count = 3;
+        // SAFETY: as above.
+        let view = unsafe { OutArray::new(&mut count, out.as_mut_ptr()) }.expect("a count");
+        // SAFETY: a count larger than the room (a faulty level below) is cut to it; the items are
+        // those written before.
+        let (_, written) = unsafe {
+            view.pass_down(|count, _| {
+                *count = 9;
+                VkResult::SUCCESS
+            })
+        };
+        assert_eq!(written.len(), 3);
+        let mut count = 3;
+        // SAFETY: as above.
+        let view = unsafe { OutArray::new(&mut count, out.as_mut_ptr()) }.expect("a count");
+        // SAFETY: nothing is written, and the error says so.
+        let (result, written) = unsafe { view.pass_down(|_, _| VkResult::ERROR_OUT_OF_HOST_MEMORY) };
+        assert_eq!((result, written.len()), (VkResult::ERROR_OUT_OF_HOST_MEMORY, 0));
+        let mut groups = [VkPhysicalDeviceGroupProperties::default(); 2];
+        let mut count = 2;
+        // SAFETY: a count of the test's own and as many structures, headers set.
+        let view = unsafe { ChainedOutArray::new(&mut count, groups.as_mut_ptr()) }.expect("a count");
+        // SAFETY: the call fills one structure and says so.
+        let (result, filled) = unsafe {
+            view.pass_down(|count, groups| {
+                (*groups).physicalDeviceCount = 1;
+                *count = 1;
+                VkResult::SUCCESS
+            })
+        };
+        assert_eq!((result, filled.len(), filled[0].physicalDeviceCount), (VkResult::SUCCESS, 1, 1));
+    }
 }
