@@ -285,6 +285,29 @@ impl<'a, T> OutArray<'a, T> {
             slot.write(*item);
         })
     }
+
+    /// Hands the count and array on as they are to `call` (a query of the same two-call idiom:
+    /// the level below), then gives what it returned and the items it wrote there: the first
+    /// `*count`, at most the room, when it was given an array and returned `VK_SUCCESS` or
+    /// `VK_INCOMPLETE` (none otherwise).
+    ///
+    /// # Safety
+    /// `call` keeps the two-call idiom: given an array, it sets the count to the number of items
+    /// it wrote whole at its start.
+    pub unsafe fn pass_down(self, call: impl FnOnce(*mut u32, *mut T) -> VkResult) -> (VkResult, &'a mut [T]) {
+        let count: *mut u32 = self.count;
+        let room = self.room.map(|room| (room.as_mut_ptr().cast::<T>(), room.len()));
+        let result = call(count, room.map_or(std::ptr::null_mut(), |(out, _)| out));
+        let written = match (room, result) {
+            (Some((out, len)), VkResult::SUCCESS | VkResult::INCOMPLETE) => {
+                // SAFETY: the count is the view's (valid, `new`'s contract); the first `*count`
+                // items, within the room, are written whole (this function's contract).
+                unsafe { std::slice::from_raw_parts_mut(out, (*count as usize).min(len)) }
+            }
+            _ => &mut [],
+        };
+        (result, written)
+    }
 }
 
 /// An [`OutArray`] of structures whose `sType` and `pNext` the caller set, as Vulkan requires of
@@ -356,6 +379,27 @@ impl<'a, T: TaggedStruct> ChainedOutArray<'a, T> {
             item.write(value);
             item.cast::<VkBaseOutStructure>().write(kept);
         }
+    }
+
+    /// [`OutArray::pass_down`] for these items: the caller's structures, their headers as it set
+    /// them, handed on as they are; the items the level below filled, after.
+    ///
+    /// # Safety
+    /// As [`OutArray::pass_down`]: `call` sets the count to the number of items it filled (all
+    /// but their `sType` and `pNext`, which it keeps) at the array's start.
+    pub unsafe fn pass_down(self, call: impl FnOnce(*mut u32, *mut T) -> VkResult) -> (VkResult, &'a mut [T]) {
+        let count: *mut u32 = self.count;
+        let result = call(count, self.room.map_or(std::ptr::null_mut(), |(out, _)| out.as_ptr()));
+        let filled = match (self.room, result) {
+            (Some((out, len)), VkResult::SUCCESS | VkResult::INCOMPLETE) => {
+                // SAFETY: the count is the view's (valid, `new`'s contract); the first `*count`
+                // items, within the array, have the caller's headers and the rest filled (this
+                // function's contract).
+                unsafe { std::slice::from_raw_parts_mut(out.as_ptr(), (*count as usize).min(len)) }
+            }
+            _ => &mut [],
+        };
+        (result, filled)
     }
 
     /// [`OutArray::fill_with`] for these items: each written by [`set`](Self::set).
@@ -541,5 +585,57 @@ mod tests {
         assert!(view.any_chained());
         // SAFETY: NULL is refused before anything is read or written.
         assert_eq!(unsafe { fill_groups(&[group], std::ptr::null_mut(), std::ptr::null_mut()) }, VkResult::ERROR_INITIALIZATION_FAILED);
+    }
+
+    /// Passed down, the caller's count and array reach the level below as they are, and the items
+    /// given back are those it says it wrote, never more than the room, none after an error.
+    #[test]
+    fn passed_down_arrays_give_back_what_was_written_within_the_room() {
+        let (mut out, mut count) = ([0u32; 3], 3);
+        let room = out.as_ptr() as usize;
+        // SAFETY: a count of the test's own and an array of as many items.
+        let view = unsafe { OutArray::new(&mut count, out.as_mut_ptr()) }.expect("a count");
+        // SAFETY: the call writes two items and says so.
+        let (result, written) = unsafe {
+            view.pass_down(|count, items| {
+                assert_eq!((*count, items as usize), (3, room), "the caller's count and array");
+                items.write(7);
+                items.add(1).write(8);
+                *count = 2;
+                VkResult::INCOMPLETE
+            })
+        };
+        assert_eq!((result, &*written), (VkResult::INCOMPLETE, &[7, 8][..]));
+        let mut count = 3;
+        // SAFETY: as above.
+        let view = unsafe { OutArray::new(&mut count, out.as_mut_ptr()) }.expect("a count");
+        // SAFETY: a count larger than the room (a faulty level below) is cut to it; the items are
+        // those written before.
+        let (_, written) = unsafe {
+            view.pass_down(|count, _| {
+                *count = 9;
+                VkResult::SUCCESS
+            })
+        };
+        assert_eq!(written.len(), 3);
+        let mut count = 3;
+        // SAFETY: as above.
+        let view = unsafe { OutArray::new(&mut count, out.as_mut_ptr()) }.expect("a count");
+        // SAFETY: nothing is written, and the error says so.
+        let (result, written) = unsafe { view.pass_down(|_, _| VkResult::ERROR_OUT_OF_HOST_MEMORY) };
+        assert_eq!((result, written.len()), (VkResult::ERROR_OUT_OF_HOST_MEMORY, 0));
+        let mut groups = [VkPhysicalDeviceGroupProperties::default(); 2];
+        let mut count = 2;
+        // SAFETY: a count of the test's own and as many structures, headers set.
+        let view = unsafe { ChainedOutArray::new(&mut count, groups.as_mut_ptr()) }.expect("a count");
+        // SAFETY: the call fills one structure and says so.
+        let (result, filled) = unsafe {
+            view.pass_down(|count, groups| {
+                (*groups).physicalDeviceCount = 1;
+                *count = 1;
+                VkResult::SUCCESS
+            })
+        };
+        assert_eq!((result, filled.len(), filled[0].physicalDeviceCount), (VkResult::SUCCESS, 1, 1));
     }
 }

@@ -38,6 +38,17 @@ pub unsafe fn has_magic(handle: *mut c_void, magic: u64) -> bool {
     !header.is_null() && header.is_aligned() && unsafe { (*header).magic } == magic
 }
 
+/// The magic word of what `handle` points to, read as a loader object's (`None`: NULL or
+/// misaligned, nothing read).
+///
+/// # Safety
+/// As for [`has_magic`].
+pub unsafe fn magic_word(handle: *mut c_void) -> Option<u64> {
+    let header = handle as *const HandleHeader;
+    // SAFETY: not NULL and aligned, so by the caller's contract readable for a `HandleHeader`.
+    (!header.is_null() && header.is_aligned()).then(|| unsafe { (*header).magic })
+}
+
 /// Reports an invalid handle and aborts (the Khronos loader's behaviour: there is no safe way on).
 #[cold]
 #[inline(never)]

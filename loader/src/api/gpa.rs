@@ -43,15 +43,12 @@ unsafe extern "system" fn instance_proc_addr(instance: VkInstance, pName: *const
         // SAFETY: `pName` is a non-NULL NUL-terminated string (the contract).
         let Some(name) = (unsafe { vk_generated::lookup::command_c(pName) }) else {
             // Not in the registry: an extension command some driver or layer may know.
-            // SAFETY: NULL or, with its magic word checked above, an instance of this loader; a
-            // live instance's drivers are live; `pName` NUL-terminated.
-            return unsafe {
-                let instance = Instance::from_handle(instance)?;
-                let name = CStr::from_ptr(pName);
-                match &instance.layers {
-                    Some(layers) => crate::chain::instance_layers::unknown_command(instance, layers, name),
-                    None => crate::dispatch::unknown::instance_proc_addr(instance, name),
-                }
+            // SAFETY: NULL or, with its magic word checked above, an instance of this loader;
+            // `pName` NUL-terminated.
+            let (instance, name) = unsafe { (Instance::from_handle(instance)?, CStr::from_ptr(pName)) };
+            return match &instance.layers {
+                Some(_) => crate::chain::instance_layers::unknown_command(instance, name),
+                None => crate::dispatch::unknown::instance_proc_addr(instance, name),
             };
         };
         let info = name.info();

@@ -13,6 +13,7 @@ use crate::ffi;
 use crate::given::allocator::Allocator;
 use crate::given::instance_create_info::InstanceCreateInfo;
 use crate::object::instance::Instance;
+use crate::object::pending_instance::PendingInstance;
 use crate::plan;
 use crate::platform::host_alloc::AllocatorScope;
 
@@ -261,19 +262,13 @@ unsafe fn create_instance(
     let app_layers: Vec<&CStr> = requested.layers.iter().flatten().copied().collect();
     let app_api_version = requested.app.map_or(0, |a| a.apiVersion);
     let layers = crate::chain::instance_layers::select(&app_layers, app_api_version)?;
+    // SAFETY: the caller's create info and allocator (this function's contract).
+    let (info, allocator) = unsafe { (InstanceCreateInfo::new(info), Allocator::new(allocator)) };
     if !layers.is_empty() {
         // Held by address while the chain runs: its terminator creates the drivers into it, and
         // layers may reach it through its handle.
-        let pending = Box::into_raw(instance);
-        // SAFETY: an instance no one else refers to; the create info and allocator are the caller's.
-        let created = unsafe { crate::chain::instance_layers::create_instance(pending, info, allocator, layers) };
-        // SAFETY: from `Box::into_raw` above; the chain has returned, and nothing else refers to
-        // the instance (its handle is not the application's yet).
-        let instance = unsafe { Box::from_raw(pending) };
-        return created.map(|()| instance);
+        return crate::chain::instance_layers::create_instance(PendingInstance::new(instance), info, allocator, layers);
     }
-    // SAFETY: the caller's create info and allocator (this function's contract).
-    let (info, allocator) = unsafe { (InstanceCreateInfo::new(info), Allocator::new(allocator)) };
     create_drivers(&mut instance, info, allocator, &[])?;
     Ok(instance)
 }
@@ -372,10 +367,11 @@ unsafe fn destroy_instance(instance: *mut Instance, allocator: *const VkAllocati
     {
         // SAFETY: as above.
         let shared = unsafe { &*instance };
-        if shared.layers.is_some() {
+        if let Some(chain) = shared.chain_calls() {
             // Down the chain; its terminator destroys the drivers' instances.
-            // SAFETY: the caller's promise for `allocator`.
-            unsafe { crate::chain::instance_layers::destroy_instance(shared, allocator) };
+            // SAFETY: the caller's promise for `allocator` (NULL or valid, compatible) and for
+            // what comes after: the instance is freed below.
+            unsafe { chain.destroy(Allocator::new(allocator)) };
         }
         // Unless a layer did not call down.
         // SAFETY: as above.

@@ -46,10 +46,13 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         }
         // SAFETY: called with the application's count and array (valid: the contract) or with
-        // `filtered_devices`' own; `inst` is the live instance and its chain.
+        // `filtered_devices`' own; `instance` is the live instance.
         let all = |count: *mut u32, out: *mut VkPhysicalDevice| unsafe {
             match &inst.layers {
-                Some(layers) => crate::chain::instance_layers::enumerate_physical_devices(inst, layers, count, out),
+                Some(_) => match ffi::OutArray::new(count, out) {
+                    Some(out) => crate::chain::instance_layers::enumerate_physical_devices(inst, out),
+                    None => VkResult::ERROR_INITIALIZATION_FAILED,
+                },
                 None => terminator_EnumeratePhysicalDevices(instance, count, out),
             }
         };
@@ -80,7 +83,8 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDevices(
 /// `pPhysicalDeviceGroupProperties` NULL or valid for `*pPhysicalDeviceGroupCount` structures
 /// whose `sType` and `pNext` are set. Checked anyway: an `instance` without the loader's magic
 /// word is reported and the process stops; a NULL `pPhysicalDeviceGroupCount` is not filtered
-/// and goes to the terminator, which checks it.
+/// and fails with `VK_ERROR_INITIALIZATION_FAILED` (said by the terminator without layers; with
+/// them, no layer is called).
 pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
     instance: VkInstance,
     pPhysicalDeviceGroupCount: *mut u32,
@@ -97,11 +101,15 @@ pub unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups(
         }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
-        // SAFETY: called with the application's count and array (valid: the contract) or with
-        // `filtered_devices`' own; `inst` is the live instance and its chain.
+        // SAFETY: called with the application's count and structures (valid, their headers set:
+        // the contract) or with `filtered_devices`' own; `instance` is the live instance.
         let all = |count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties| unsafe {
             match &inst.layers {
-                Some(layers) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, layers, count, out),
+                // A NULL count is refused here, as the terminator refuses it.
+                Some(_) => match ffi::ChainedOutArray::new(count, out) {
+                    Some(out) => crate::chain::instance_layers::enumerate_physical_device_groups(inst, out),
+                    None => VkResult::ERROR_INITIALIZATION_FAILED,
+                },
                 None => terminator_EnumeratePhysicalDeviceGroups(instance, count, out),
             }
         };

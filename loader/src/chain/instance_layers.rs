@@ -11,25 +11,25 @@
 //! The device chain ends in the driver, reached through a terminator that unwraps the physical
 //! device. Without layers none of this runs: instance and device creation keep their direct path.
 
-use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
 use std::sync::{Mutex, OnceLock};
 
-use vk_generated::layer_abi::*;
 use vk_generated::types::*;
 use vk_generated::{CommandLevel, DispatchTable, InstanceDispatchTable};
 
 use crate::chain::{device_layers, drivers, physical_devices};
 use crate::debug::log::{self, Level};
 use crate::discover;
-use crate::ffi::{self, skip_loader_structs};
+use crate::ffi::{self, skip_loader_structs, ChainedOutArray, OutArray};
 use crate::given::allocator::Allocator;
 use crate::given::instance_create_info::InstanceCreateInfo;
+use crate::load::instance_chain::{self, ChainNotCreated, InstanceChainEnd};
 use crate::load::{self, layer::{Gipa, LoadedLayer}};
 use crate::loader_abi::InstanceDispatch;
 use crate::manifest::layer::LayerManifest;
 use crate::object::instance::Instance;
 use crate::object::layers::{ActiveLayer, InstanceLayers, TrampolinePhysicalDevice};
+use crate::object::pending_instance::{self, PendingInstance};
 use crate::plan::layers::Reason;
 use crate::plan::{self, Decision};
 use crate::platform::executable_path;
@@ -76,10 +76,6 @@ impl InstanceLayers {
             }
         }
         out
-    }
-
-    pub(crate) fn top(&self) -> &LoadedLayer {
-        &self.layers[0].loaded
     }
 }
 
@@ -210,12 +206,6 @@ fn report_unloadable(name: &str, why: &load::layer::LoadError, requested: bool) 
     log!(level, "Requested layer \"{name}\" {what}{ending}");
 }
 
-thread_local! {
-    /// The instance being created, for the terminator of `vkCreateInstance` (layers call down on
-    /// the application's thread).
-    static PENDING_INSTANCE: Cell<*mut Instance> = const { Cell::new(std::ptr::null_mut()) };
-}
-
 fn instance_extensions(layers: &[ActiveLayer]) -> Vec<VkExtensionProperties> {
     let mut out = Vec::new();
     for l in layers {
@@ -245,20 +235,20 @@ fn log_chain(layers: &[ActiveLayer]) {
     log::log(Level::Layer, "  then the loader's terminators and the drivers");
 }
 
-/// Builds the instance chain and creates `pending` (fresh from `drivers::new_instance`) through it.
-/// No reference to the instance is held while the chain runs: its terminator creates the drivers
-/// into it (through `PENDING_INSTANCE`), and layers may reach it through its handle.
-///
-/// # Safety
-/// `pending` must be a live instance no one else refers to yet (from `Box::into_raw`); `info` a
-/// valid create info; `allocator` NULL or valid callbacks.
-pub unsafe fn create_instance(
-    pending: *mut Instance,
-    info: &VkInstanceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
+/// Builds the instance chain and creates `pending` (fresh from `drivers::new_instance`) through it:
+/// the instance, created (its drivers' instances created into it by the chain's terminator), or
+/// the error, the instance and what the chain left of it destroyed.
+pub fn create_instance(
+    mut pending: PendingInstance,
+    info: InstanceCreateInfo<'_>,
+    allocator: Allocator<'_>,
     layers: Vec<ActiveLayer>,
-) -> Result<(), VkResult> {
+) -> Result<Box<Instance>, VkResult> {
     log_chain(&layers);
+    // The chain's functions, held apart from the instance: the end of the chain has it while
+    // they run.
+    let loaded: Vec<LoadedLayer> = layers.iter().map(|l| l.loaded.clone()).collect();
+    let top_name = layers.first().map(|l| l.manifest.name.clone()).unwrap_or_default();
     let chain = Box::new(InstanceLayers {
         layers,
         table: InstanceDispatch::new(InstanceDispatchTable::default()),
@@ -267,107 +257,36 @@ pub unsafe fn create_instance(
     });
     // Layers read the instance's first word during creation: it must already be final.
     crate::dispatch::unknown::set_terminators(&chain.table.unknown);
-    {
-        // SAFETY: the caller's promise: the instance is ours alone until the chain is called.
-        let inst = unsafe { &mut *pending };
-        inst.set_dispatch(&chain.table.table);
-        inst.layers = Some(chain);
-    }
-    // SAFETY: as above; shared until the chain is called, and not used after.
-    let chain = unsafe { &*pending }.layers.as_deref().expect("just set");
-
-    let mut links: Vec<VkLayerInstanceLink> = Vec::with_capacity(chain.layers.len());
-    for next in chain.layers.iter().skip(1) {
-        links.push(VkLayerInstanceLink {
-            pNext: std::ptr::null_mut(),
-            pfnNextGetInstanceProcAddr: Some(next.loaded.gipa),
-            pfnNextGetPhysicalDeviceProcAddr: next.loaded.gpdpa,
-        });
-    }
-    links.push(VkLayerInstanceLink {
-        pNext: std::ptr::null_mut(),
-        pfnNextGetInstanceProcAddr: Some(terminator_gipa),
-        pfnNextGetPhysicalDeviceProcAddr: Some(terminator_gpdpa),
-    });
-    for i in 1..links.len() {
-        let next: *mut VkLayerInstanceLink = &mut links[i];
-        links[i - 1].pNext = next;
-    }
-    let mut features = VkLayerInstanceCreateInfo {
-        pNext: info.pNext,
-        function: VkLayerFunction::LOADER_FEATURES,
-        u: VkLayerInstanceCreateInfoUnion { loaderFeatures: VK_LOADER_FEATURE_PHYSICAL_DEVICE_SORTING },
-        ..Default::default()
+    let instance = pending.get_mut();
+    instance.set_dispatch(&chain.table.table);
+    instance.layers = Some(chain);
+    let end = InstanceChainEnd {
+        gipa: terminator_gipa,
+        gpdpa: terminator_gpdpa,
+        set_loader_data: Some(set_instance_loader_data),
+        create_device: Some(device_layers::layer_create_device),
+        destroy_device: Some(device_layers::layer_destroy_device),
     };
-    let mut create_device_callback = VkLayerInstanceCreateInfo {
-        pNext: &mut features as *mut _ as *const c_void,
-        function: VkLayerFunction::LOADER_LAYER_CREATE_DEVICE_CALLBACK,
-        u: VkLayerInstanceCreateInfoUnion {
-            layerDevice: VkLayerInstanceCreateInfoLayerDevice {
-                pfnLayerCreateDevice: Some(device_layers::layer_create_device),
-                pfnLayerDestroyDevice: Some(device_layers::layer_destroy_device),
-            },
-        },
-        ..Default::default()
+    let created = pending.lend(|handed_down| instance_chain::create_instance(&loaded, end, info, allocator, handed_down));
+    let created = match created {
+        Ok(created) => created,
+        Err(ChainNotCreated::NoCreateInstance) => {
+            log::write(Level::ErrorLayer, &format!("vkCreateInstance: layer {top_name} returns no vkCreateInstance"));
+            return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
+        }
+        Err(ChainNotCreated::Failed(result)) => {
+            // A layer that failed after calling down may leave the drivers' instances behind.
+            pending.discard(allocator);
+            return Err(result);
+        }
     };
-    let mut data_callback = VkLayerInstanceCreateInfo {
-        pNext: &mut create_device_callback as *mut _ as *const c_void,
-        function: VkLayerFunction::LOADER_DATA_CALLBACK,
-        u: VkLayerInstanceCreateInfoUnion { pfnSetInstanceLoaderData: Some(set_instance_loader_data) },
-        ..Default::default()
-    };
-    let link_info = VkLayerInstanceCreateInfo {
-        pNext: &mut data_callback as *mut _ as *const c_void,
-        function: VkLayerFunction::LAYER_LINK_INFO,
-        u: VkLayerInstanceCreateInfoUnion { pLayerInfo: links.as_mut_ptr() },
-        ..Default::default()
-    };
-    // The application's struct is copied, never written: its pNext chain stays as it was.
-    let mut chained = *info;
-    chained.pNext = &link_info as *const _ as *const c_void;
-
-    let top = chain.top().gipa;
-    // SAFETY: the layer's vkGetInstanceProcAddr answers vkCreateInstance with that command or NULL.
-    let create: PFN_vkCreateInstance = unsafe { std::mem::transmute(top(VkInstance::NULL, c"vkCreateInstance".as_ptr())) };
-    let Some(create) = create else {
-        log::write(Level::ErrorLayer, &format!("vkCreateInstance: layer {} returns no vkCreateInstance", chain.layers[0].manifest.name));
-        return Err(VkResult::ERROR_LAYER_NOT_PRESENT);
-    };
-    PENDING_INSTANCE.with(|p| p.set(pending));
-    let mut handle = VkInstance(pending as *mut c_void);
-    // SAFETY: the chain's own structures live to the end of this function, the application's are
-    // the caller's promise; no reference to the instance is live across the call.
-    let result = unsafe { create(&chained, allocator, &mut handle) };
-    PENDING_INSTANCE.with(|p| p.set(std::ptr::null_mut()));
-    // SAFETY: the chain has returned: the instance is ours alone again.
-    let inst = unsafe { &mut *pending };
-    if result != VkResult::SUCCESS {
-        // A layer that failed after calling down may leave the drivers' instances behind.
-        // SAFETY: the caller's promise for `allocator`.
-        unsafe { inst.destroy_drivers(allocator) };
-        return Err(result);
-    }
-    if handle.0 != pending as *mut c_void {
+    let instance = pending.get_mut();
+    if created.handle.0 != instance as *mut Instance as *mut c_void {
         log::log(Level::Layer, "vkCreateInstance: a layer wrapped the VkInstance; the application keeps the loader's handle");
     }
-    inst.chain_handle = handle;
-    let chain = inst.layers.as_mut().expect("set above");
-    // SAFETY: the top layer's vkGetInstanceProcAddr, with the instance it created.
-    chain.table.table = InstanceDispatchTable::load(|name| unsafe { top(handle, name.as_ptr()) });
-    Ok(())
-}
-
-/// The layered part of `vkDestroyInstance`: down the chain to [`terminator_DestroyInstance`],
-/// through a shared reference (the terminator reaches the instance through its handle too).
-///
-/// # Safety
-/// `instance` must be live, destroyed by no one else; `allocator` NULL or valid callbacks.
-pub unsafe fn destroy_instance(instance: &Instance, allocator: *const VkAllocationCallbacks) {
-    let Some(chain) = &instance.layers else { return };
-    if let Some(destroy) = chain.table.vkDestroyInstance {
-        // SAFETY: the top layer's vkDestroyInstance for the instance it created.
-        unsafe { destroy(instance.chain_handle, allocator) };
-    }
+    instance.chain_handle = created.handle;
+    instance.layers.as_mut().expect("set above").table.table = created.table;
+    Ok(pending.into_box())
 }
 
 /// `vkSetInstanceLoaderData`: a layer's new instance-level dispatchable object gets the instance's
@@ -418,49 +337,21 @@ fn wrap(instance: &Instance, chain: &InstanceLayers, handles: &mut [VkPhysicalDe
 
 /// `vkEnumeratePhysicalDevices` with layers: the application's call passed down as it is (a
 /// count is asked for once, as through the Khronos loader: a layer such as Mesa's device-select
-/// does real work per call), then the handles it filled wrapped.
-///
-/// # Safety
-/// Vulkan's valid usage of the command: `chain` the layer chain of `instance`; `count` NULL or
-/// valid for reading and writing a `u32`; `out` NULL or valid for `*count` handles, used by
-/// nothing else during the call.
-pub unsafe fn enumerate_physical_devices(instance: &Instance, chain: &InstanceLayers, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
-    let Some(f) = chain.table.vkEnumeratePhysicalDevices else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    // SAFETY: the top layer's function with the instance it created; the count and array as the
-    // caller promises.
-    let result = unsafe { f(instance.chain_handle, count, out) };
-    if !out.is_null() && !count.is_null() && matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
-        // SAFETY: the caller's array; the chain set `*count` to the number of handles it wrote
-        // there, at most the room it had.
-        let handles = unsafe { std::slice::from_raw_parts_mut(out, *count as usize) };
-        wrap(instance, chain, handles);
-    }
+/// does real work per call), then the handles it filled wrapped. `VK_ERROR_INITIALIZATION_FAILED`
+/// for an instance without layers.
+pub fn enumerate_physical_devices(instance: &Instance, out: OutArray<'_, VkPhysicalDevice>) -> VkResult {
+    let (Some(chain), Some(calls)) = (instance.layers.as_deref(), instance.chain_calls()) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let (result, handles) = calls.enumerate_physical_devices(out);
+    wrap(instance, chain, handles);
     result
 }
 
 /// `vkEnumeratePhysicalDeviceGroups` with layers: the application's structs are filled by the
-/// chain, then their handles wrapped.
-///
-/// # Safety
-/// Vulkan's valid usage of the command: `chain` the layer chain of `instance`; `count` NULL or
-/// valid for reading and writing a `u32`; `out` NULL or valid for `*count` structures whose
-/// `sType` and `pNext` are set, used by nothing else during the call.
-pub unsafe fn enumerate_physical_device_groups(
-    instance: &Instance,
-    chain: &InstanceLayers,
-    count: *mut u32,
-    out: *mut VkPhysicalDeviceGroupProperties,
-) -> VkResult {
-    let Some(f) = chain.table.vkEnumeratePhysicalDeviceGroups else { return VkResult::ERROR_INITIALIZATION_FAILED };
-    // SAFETY: the top layer's function with the instance it created; the count and array as the
-    // caller promises.
-    let result = unsafe { f(instance.chain_handle, count, out) };
-    if out.is_null() || count.is_null() || !matches!(result, VkResult::SUCCESS | VkResult::INCOMPLETE) {
-        return result;
-    }
-    // SAFETY: the caller's array; the chain set `*count` to the number of structures it filled
-    // there, at most the room it had.
-    let groups = unsafe { std::slice::from_raw_parts_mut(out, *count as usize) };
+/// chain, then their handles wrapped. `VK_ERROR_INITIALIZATION_FAILED` for an instance without
+/// layers.
+pub fn enumerate_physical_device_groups(instance: &Instance, out: ChainedOutArray<'_, VkPhysicalDeviceGroupProperties>) -> VkResult {
+    let (Some(chain), Some(calls)) = (instance.layers.as_deref(), instance.chain_calls()) else { return VkResult::ERROR_INITIALIZATION_FAILED };
+    let (result, groups) = calls.enumerate_physical_device_groups(out);
     for group in groups {
         let n = (group.physicalDeviceCount as usize).min(group.physicalDevices.len());
         wrap(instance, chain, &mut group.physicalDevices[..n]);
@@ -483,28 +374,16 @@ pub fn device_extensions_of_layer(instance: &Instance, name: &CStr) -> Option<Ve
 /// command (a driver's or a layer's `vk_layerGetPhysicalDeviceProcAddr` knows it) gets a slot whose
 /// entry in the chain's table is the first such layer's answer, else the terminator; a device
 /// command the top layer or a driver knows gets a device slot, filled from the top of each device
-/// chain.
-///
-/// # Safety
-/// `chain` must be the layer chain of `instance`, live, and `instance`'s drivers live (as
-/// `dispatch::unknown::instance_proc_addr` requires).
-pub unsafe fn unknown_command(instance: &Instance, chain: &InstanceLayers, name: &CStr) -> PFN_vkVoidFunction {
-    let handle = instance.chain_handle;
-    let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
-    // SAFETY: a layer's vk_layerGetPhysicalDeviceProcAddr with the instance chain's handle, which
-    // every layer knows, and a NUL-terminated name.
-    let resolve_physical = |n: &CStr| first_gpdpa.and_then(|g| unsafe { g(handle, n.as_ptr()) });
+/// chain. NULL for an instance without layers.
+pub fn unknown_command(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
+    let (chain, calls) = (instance.layers.as_deref()?, instance.chain_calls()?);
+    let resolve_physical = |n: &CStr| calls.physical_device_proc_addr(n);
     let slots = crate::dispatch::unknown::ChainSlots { slots: &chain.table.unknown, resolve: Some(&resolve_physical) };
-    // SAFETY: the caller's promise for the drivers.
-    if let Some(trampoline) = unsafe { crate::dispatch::unknown::physical_device_command(instance, name, Some(slots)) } {
+    if let Some(trampoline) = crate::dispatch::unknown::physical_device_command(instance, name, Some(slots)) {
         return Some(trampoline);
     }
-    let top = chain.top().gipa;
-    // SAFETY: the top layer's vkGetInstanceProcAddr with the instance it created and a
-    // NUL-terminated name.
-    let resolve = |n: &CStr| unsafe { top(handle, n.as_ptr()) };
-    // SAFETY: the caller's promise for the drivers.
-    unsafe { crate::dispatch::unknown::device_command(instance, name, Some(&resolve)) }
+    let resolve = |n: &CStr| calls.proc_addr(n);
+    crate::dispatch::unknown::device_command(instance, name, Some(&resolve))
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -523,8 +402,16 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
         }
         // SAFETY: the contract: NUL-terminated.
         let Some(command) = (unsafe { vk_generated::lookup::command_c(pName) }) else {
-            // SAFETY: the contract for both.
-            return unsafe { unknown_terminator(instance, CStr::from_ptr(pName)) };
+            // SAFETY: the contract: NUL-terminated.
+            let name = unsafe { CStr::from_ptr(pName) };
+            if name == c"vk_layerGetPhysicalDeviceProcAddr" {
+                // The chain's own, which no registry lists.
+                // SAFETY: a function pointer as `PFN_vkVoidFunction`, which the layer casts back to
+                // the layer interface's `PFN_GetPhysicalDeviceProcAddr`, this function's type.
+                return Some(unsafe { std::mem::transmute::<Gipa, unsafe extern "system" fn()>(terminator_gpdpa) });
+            }
+            // SAFETY: the contract: NULL or the loader's instance.
+            return unknown_terminator(unsafe { Instance::from_handle(instance) }?, name);
         };
         let info = command.info();
         match info.name().to_bytes() {
@@ -556,21 +443,9 @@ pub unsafe extern "system" fn terminator_gipa(instance: VkInstance, pName: *cons
 
 /// The end of the instance chain for a name the registry does not know (a layer calling down):
 /// the physical-device terminator if a driver's `vk_icdGetPhysicalDeviceProcAddr` knows it, else
-/// the device trampoline if a driver's `vkGetInstanceProcAddr` does. `vk_layerGetPhysicalDeviceProcAddr`,
-/// which no registry lists, is the chain's own.
-///
-/// # Safety
-/// `instance` must be NULL or the loader's live instance, its drivers live.
-unsafe fn unknown_terminator(instance: VkInstance, name: &CStr) -> PFN_vkVoidFunction {
-    if name == c"vk_layerGetPhysicalDeviceProcAddr" {
-        // SAFETY: a function pointer as `PFN_vkVoidFunction`, which the layer casts back to the
-        // layer interface's `PFN_GetPhysicalDeviceProcAddr`, this function's type.
-        return Some(unsafe { std::mem::transmute::<Gipa, unsafe extern "system" fn()>(terminator_gpdpa) });
-    }
-    // SAFETY: the caller's promise.
-    let instance = unsafe { Instance::from_handle(instance) }?;
-    // SAFETY: the caller's promise: the instance's drivers are live.
-    unsafe { crate::dispatch::unknown::physical_device_chain_end(instance, name).or_else(|| crate::dispatch::unknown::device_command(instance, name, None)) }
+/// the device trampoline if a driver's `vkGetInstanceProcAddr` does.
+fn unknown_terminator(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
+    crate::dispatch::unknown::physical_device_chain_end(instance, name).or_else(|| crate::dispatch::unknown::device_command(instance, name, None))
 }
 
 /// The `pfnNextGetPhysicalDeviceProcAddr` of the last layer: the loader's terminators for instance
@@ -593,8 +468,8 @@ unsafe extern "system" fn terminator_gpdpa(instance: VkInstance, pName: *const c
                 instance.terminators().slots()[command.info().slot as usize]
             }
             Some(_) => None,
-            // SAFETY: the contract for the name; the loader's instance, whose drivers live while it does.
-            None => unsafe { crate::dispatch::unknown::physical_device_chain_end(instance, CStr::from_ptr(pName)) },
+            // SAFETY: the contract: NUL-terminated.
+            None => crate::dispatch::unknown::physical_device_chain_end(instance, unsafe { CStr::from_ptr(pName) }),
         }
     })
 }
@@ -614,44 +489,46 @@ unsafe extern "system" fn terminator_CreateInstance(
     pInstance: *mut VkInstance,
 ) -> VkResult {
     ffi::guard("vkCreateInstance (terminator)", VkResult::ERROR_INITIALIZATION_FAILED, || {
-        let pending = PENDING_INSTANCE.with(|p| p.get());
+        const OUTSIDE: &str = "vkCreateInstance: the loader's terminator was called outside of instance creation";
         // SAFETY: the contract: NULL or a valid create info.
-        let (false, Some(app_info), false) = (pending.is_null(), unsafe { pCreateInfo.as_ref() }, pInstance.is_null()) else {
-            log::write(Level::Error, "vkCreateInstance: the loader's terminator was called outside of instance creation");
+        let (true, Some(app_info), false) = (pending_instance::is_lent(), unsafe { pCreateInfo.as_ref() }, pInstance.is_null()) else {
+            log::write(Level::Error, OUTSIDE);
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         // SAFETY: the contract: `pInstance` is valid; what it holds is the loader's handle, unless
-        // a layer changed it (then NULL or a pointer readable as a handle's header, which is checked).
-        unsafe { check_handed_down_instance(*pInstance) };
-        // SAFETY: the instance `create_instance` is creating, which holds no reference to it while
-        // the chain runs (`PENDING_INSTANCE` is set only then, on this thread).
-        let instance = unsafe { &mut *pending };
-        let extra = instance.layers.as_ref().map(|c| instance_extensions(&c.layers)).unwrap_or_default();
+        // a layer changed it (then NULL or a pointer readable as a handle's header where aligned).
+        let handed_down = unsafe { (*pInstance, crate::handles::magic_word((*pInstance).0)) };
+        check_handed_down_instance(handed_down.0, handed_down.1);
         let mut info = *app_info;
         // SAFETY: the contract: a valid chain.
         info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_INSTANCE_CREATE_INFO) };
         // SAFETY: the application's create info without the loader's structures (the contract);
         // the allocator as the contract says.
         let (info, allocator) = unsafe { (InstanceCreateInfo::new(&info), Allocator::new(pAllocator)) };
-        match drivers::create_drivers(instance, info, allocator, &extra) {
-            Ok(()) => {
+        let created = pending_instance::with_lent(|instance| {
+            let extra = instance.layers.as_ref().map(|c| instance_extensions(&c.layers)).unwrap_or_default();
+            drivers::create_drivers(instance, info, allocator, &extra).map(|()| VkInstance(instance as *mut Instance as *mut c_void))
+        });
+        match created {
+            Some(Ok(handle)) => {
                 // SAFETY: the contract: valid for writing a handle.
-                unsafe { *pInstance = VkInstance(pending as *mut c_void) };
+                unsafe { *pInstance = handle };
                 VkResult::SUCCESS
             }
-            Err(e) => e,
+            Some(Err(e)) => e,
+            None => {
+                log::write(Level::Error, OUTSIDE);
+                VkResult::ERROR_INITIALIZATION_FAILED
+            }
         }
     })
 }
 
 /// Stops the process when a layer changed the `VkInstance` it was given to pass down (layer
-/// policy LLP_LAYER_21): the loader's instance cannot be trusted any more. The Khronos loader's
-/// words, which its users search for.
-///
-/// # Safety
-/// `handed_down` must be NULL, misaligned, or readable for a `HandleHeader` (a dispatchable
-/// handle: the loader's instance, or what a layer put in its place).
-unsafe fn check_handed_down_instance(handed_down: VkInstance) {
+/// policy LLP_LAYER_21): the loader's instance cannot be trusted any more. `magic` is the magic
+/// word `handed_down` points to (`None`: NULL or misaligned). The Khronos loader's words, which
+/// its users search for.
+fn check_handed_down_instance(handed_down: VkInstance, magic: Option<u64>) {
     const CHECK: &str = "terminator_CreateInstance";
     if handed_down.is_null() {
         log::fatal(
@@ -660,17 +537,14 @@ unsafe fn check_handed_down_instance(handed_down: VkInstance) {
         );
         std::process::abort();
     }
-    // SAFETY: the caller's promise.
-    if !unsafe { crate::handles::has_magic(handed_down.0, crate::handles::INSTANCE_MAGIC) } {
-        let header = handed_down.0 as *const crate::handles::HandleHeader;
-        // SAFETY: the caller's promise: not NULL, so readable for a header where aligned.
-        let magic = if header.is_aligned() { unsafe { (*header).magic } } else { 0 };
+    if magic != Some(crate::handles::INSTANCE_MAGIC) {
         log::fatal(
             Level::Error,
             &format!(
-                "{CHECK}: Instance pointer ({:p}) has invalid MAGIC value 0x{magic:08x}. Instance value possibly corrupted by \
+                "{CHECK}: Instance pointer ({:p}) has invalid MAGIC value 0x{:08x}. Instance value possibly corrupted by \
                  active layer (Policy #LLP_LAYER_21).",
-                handed_down.0
+                handed_down.0,
+                magic.unwrap_or(0)
             ),
         );
         std::process::abort();

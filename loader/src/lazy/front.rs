@@ -43,16 +43,6 @@ pub fn route_formats_here(table: &mut InstanceDispatchTable) {
     }
 }
 
-/// The lazy driver a front instance-level function received.
-///
-/// # Safety
-/// `instance` must be NULL or the `VkInstance` of a lazy driver ([`Lazy::handle`]) whose loader
-/// instance lives for `'a`.
-unsafe fn lazy_of<'a>(instance: VkInstance) -> Option<&'a Lazy> {
-    // SAFETY: NULL or a lazy driver alive for `'a` (this function's contract).
-    unsafe { (instance.0 as *const Lazy).as_ref() }
-}
-
 /// Nothing to destroy until the driver is loaded (the live instance is destroyed through the live table).
 ///
 /// # Safety
@@ -68,8 +58,9 @@ unsafe extern "system" fn destroy_instance(_instance: VkInstance, _allocator: *c
 /// `VK_ERROR_INITIALIZATION_FAILED`.
 unsafe extern "system" fn enumerate_physical_devices(instance: VkInstance, count: *mut u32, out: *mut VkPhysicalDevice) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDevices", VkResult::ERROR_UNKNOWN, || {
-        // SAFETY: a lazy driver's instance of a live loader instance (this function's contract).
-        let Some(lazy) = (unsafe { lazy_of(instance) }) else {
+        // SAFETY: NULL or a lazy driver's instance (`Lazy::handle`: its address) of a live loader
+        // instance, which keeps it alive for this call (this function's contract).
+        let Some(lazy) = (unsafe { (instance.0 as *const Lazy).as_ref() }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         match lazy.live.get() {
@@ -101,8 +92,9 @@ unsafe extern "system" fn enumerate_physical_devices(instance: VkInstance, count
 /// its `sType` and `pNext` set, its chain valid (Vulkan's valid usage of output structures).
 unsafe extern "system" fn enumerate_physical_device_groups(instance: VkInstance, count: *mut u32, out: *mut VkPhysicalDeviceGroupProperties) -> VkResult {
     ffi::guard("vkEnumeratePhysicalDeviceGroups", VkResult::ERROR_UNKNOWN, || {
-        // SAFETY: a lazy driver's instance of a live loader instance (this function's contract).
-        let Some(lazy) = (unsafe { lazy_of(instance) }) else {
+        // SAFETY: NULL or a lazy driver's instance (`Lazy::handle`: its address) of a live loader
+        // instance, which keeps it alive for this call (this function's contract).
+        let Some(lazy) = (unsafe { (instance.0 as *const Lazy).as_ref() }) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         if let (None, Some(groups)) = (lazy.live.get(), &lazy.profile.groups) {

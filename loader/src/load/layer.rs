@@ -18,7 +18,8 @@ use crate::platform::Library;
 pub type Gipa = unsafe extern "system" fn(VkInstance, *const std::ffi::c_char) -> PFN_vkVoidFunction;
 pub type Gdpa = unsafe extern "system" fn(VkDevice, *const std::ffi::c_char) -> PFN_vkVoidFunction;
 
-/// A layer library, opened and negotiated.
+/// A layer library, opened and negotiated (a clone holds the library open too).
+#[derive(Clone)]
 pub struct LoadedLayer {
     pub gipa: Gipa,
     pub gdpa: Option<Gdpa>,

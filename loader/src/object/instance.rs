@@ -15,6 +15,7 @@ use crate::given::allocator::Allocator;
 use crate::load::calls::InstanceCalls;
 use crate::load::driver::Driver;
 use crate::load::fixed_queries::FixedQueries;
+use crate::load::instance_chain::ChainCalls;
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::manifest::settings::DeviceConfiguration;
 use crate::object::layers::InstanceLayers;
@@ -166,6 +167,20 @@ impl Instance {
     /// The end of the instance chain.
     pub fn terminators(&self) -> &InstanceDispatchTable {
         &self.table.table
+    }
+
+    /// The instance as the top of its layer chain knows it, with the chain's table; `None`
+    /// without layers.
+    pub fn chain_calls(&self) -> Option<ChainCalls<'_>> {
+        let chain = self.layers.as_deref()?;
+        let top_gipa = chain.layers.first()?.loaded.gipa;
+        let first_gpdpa = chain.layers.iter().find_map(|l| l.loaded.gpdpa);
+        // SAFETY: `chain_handle` is what the top layer returned for this instance, or, while the
+        // chain creates it, the instance itself, which the chain was handed; the chain's table is
+        // empty until that layer's vkGetInstanceProcAddr fills it for that handle (both set once,
+        // in `chain::instance_layers`); the layers' libraries are held open by `chain`, and the
+        // instance lives, for `&self`.
+        Some(unsafe { ChainCalls::new(self.chain_handle, &chain.table.table, top_gipa, first_gpdpa) })
     }
 
     /// Destroys the surfaces the application left when it destroys their instance (Vulkan requires

@@ -6,4 +6,5 @@ pub mod device_creation;
 pub mod handed_out;
 pub mod instance;
 pub mod layers;
+pub mod pending_instance;
 pub mod surface;

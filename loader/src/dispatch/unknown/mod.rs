@@ -168,14 +168,11 @@ pub fn device_slots() -> UnknownSlots {
     std::array::from_fn(|i| std::sync::atomic::AtomicUsize::new(stub(&DEVICE_MISSING, i) as usize))
 }
 
-/// `vkGetInstanceProcAddr` for a name the registry does not know, without layers.
-///
-/// # Safety
-/// The handles and tables of `instance`'s live drivers (`DriverInstance::live`) are their live
-/// instances and the functions the drivers gave for them: they are called with `name`.
-pub unsafe fn instance_proc_addr(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
-    // SAFETY: the caller's contract is the two steps'.
-    unsafe { physical_device_command(instance, name, None).or_else(|| device_command(instance, name, None)) }
+/// `vkGetInstanceProcAddr` for a name the registry does not know, without layers. The drivers are
+/// asked through their live instances (`DriverInstance::live`), which a loader instance holds
+/// while it lives (what `DriverInstance::calls` relies on too).
+pub fn instance_proc_addr(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
+    physical_device_command(instance, name, None).or_else(|| device_command(instance, name, None))
 }
 
 /// A layer chain's part in an unknown physical-device command: the chain's unknown slots (the
@@ -189,15 +186,11 @@ pub struct ChainSlots<'a> {
 /// Step 1: a physical-device command, if a driver's `vk_icdGetPhysicalDeviceProcAddr` or the
 /// layers know `name`. The chain's slot gets the layers' answer (the terminator otherwise).
 /// Asked again, it refreshes this instance's slots (the same answers).
-///
-/// # Safety
-/// As [`instance_proc_addr`].
-pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, chain: Option<ChainSlots>) -> PFN_vkVoidFunction {
+pub fn physical_device_command(instance: &Instance, name: &CStr, chain: Option<ChainSlots>) -> PFN_vkVoidFunction {
     // Asked first, with no lock held: the layers call down to the terminators, which may give the
     // name its slot already.
     let from_layers = chain.as_ref().and_then(|c| c.resolve).and_then(|resolve| resolve(name));
-    // SAFETY: the caller's contract is `physical_device_slot`'s.
-    let slot = unsafe { physical_device_slot(instance, name, from_layers.is_some()) }?;
+    let slot = physical_device_slot(instance, name, from_layers.is_some())?;
     if let Some(chain) = chain {
         store(&chain.slots[slot], from_layers.or(Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))));
     }
@@ -208,26 +201,20 @@ pub unsafe fn physical_device_command(instance: &Instance, name: &CStr, chain: O
 /// `vkGetInstanceProcAddr`) for a name the registry does not know: the physical-device terminator,
 /// if a driver's `vk_icdGetPhysicalDeviceProcAddr` knows `name`. Layers ask while the instance is
 /// being created, before the application names the command.
-///
-/// # Safety
-/// As [`instance_proc_addr`].
-pub unsafe fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
-    // SAFETY: the caller's contract is `physical_device_slot`'s.
-    let slot = unsafe { physical_device_slot(instance, name, false) }?;
+pub fn physical_device_chain_end(instance: &Instance, name: &CStr) -> PFN_vkVoidFunction {
+    let slot = physical_device_slot(instance, name, false)?;
     Some(stub(&PHYSICAL_DEVICE_TERMINATORS, slot))
 }
 
 /// The slot of physical-device command `name`, if a driver's `vk_icdGetPhysicalDeviceProcAddr`
 /// knows it or `known_to_layers`; each driver's slot gets the driver's function.
-///
-/// # Safety
-/// As [`instance_proc_addr`].
-unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers: bool) -> Option<usize> {
+fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers: bool) -> Option<usize> {
     // Only a live driver can say whether it knows a name the registry does not.
     instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
     let ask = |d: &crate::object::instance::DriverInstance| {
-        // SAFETY: a driver's physical-device GetProcAddr with its live instance (the caller's
-        // contract) and a NUL-terminated name.
+        // SAFETY: a driver's physical-device GetProcAddr with its live instance (a loader
+        // instance's drivers are live while it is: see `instance_proc_addr`) and a NUL-terminated
+        // name.
         d.live_driver().get_physical_device_proc_addr.and_then(|gpdpa| unsafe { gpdpa(d.live().1, name.as_ptr()) })
     };
     // Most names asked here are no physical-device command: answer those without allocating.
@@ -241,8 +228,8 @@ unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers
         let (table, handle) = d.live();
         let f = match d.live_driver().get_physical_device_proc_addr {
             Some(_) => found,
-            // SAFETY: the driver's GetInstanceProcAddr with its live instance (the caller's
-            // contract) and a NUL-terminated name.
+            // SAFETY: the driver's GetInstanceProcAddr with its live instance (as above) and a
+            // NUL-terminated name.
             None => unsafe { (d.live_driver().get_instance_proc_addr)(handle, name.as_ptr()) },
         };
         store(&table.unknown[slot], f);
@@ -255,14 +242,11 @@ unsafe fn physical_device_slot(instance: &Instance, name: &CStr, known_to_layers
 
 /// Step 2: a device command, if a driver's GetInstanceProcAddr or `layers` knows `name`. A new
 /// name's slot is filled in every live device before this returns.
-///
-/// # Safety
-/// As [`instance_proc_addr`].
-pub unsafe fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
+pub fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN_vkVoidFunction {
     let known = layers.and_then(|resolve| resolve(name)).is_some() || {
         instance.load_lazy_drivers("vkGetInstanceProcAddr of a command unknown to the registry");
-        // SAFETY: each driver's GetInstanceProcAddr with its live instance (the caller's contract)
-        // and a NUL-terminated name.
+        // SAFETY: each driver's GetInstanceProcAddr with its live instance (a loader instance's
+        // drivers are live while it is: see `instance_proc_addr`) and a NUL-terminated name.
         instance.drivers.iter().any(|d| unsafe { (d.live_driver().get_instance_proc_addr)(d.live().1, name.as_ptr()) }.is_some())
     };
     if !known {
