@@ -543,6 +543,8 @@ pub struct Chassis<L: Layer> {
     pub(crate) devices: DispatchMap<DeviceState<L>>,
     /// The commands that reported a handle the layer does not know.
     pub(crate) reported: crate::unknown::Reported,
+    /// The commands that reported one passed down as it was (in a member they may ignore).
+    pub(crate) passed_unknown_reported: crate::unknown::Reported,
 }
 
 impl<L: Layer> Default for Chassis<L> {
@@ -558,6 +560,7 @@ impl<L: Layer> Chassis<L> {
             instances: DispatchMap::new(),
             devices: DispatchMap::new(),
             reported: crate::unknown::Reported::new(),
+            passed_unknown_reported: crate::unknown::Reported::new(),
         }
     }
 

@@ -36,7 +36,7 @@ impl Reported {
     }
 }
 
-/// The message id of both reports.
+/// The message id of the reports.
 const ID_NAME: &std::ffi::CStr = c"vk-layer-unknown-handle";
 
 /// `handle` (of `object_type`, the first parameter of `command`) has a dispatch pointer that no
@@ -59,7 +59,7 @@ pub(crate) fn unknown<L: Registered, R: Fallback>(
             handle,
             R::describe(),
         );
-        send::<L>(None, object_type, handle, &text);
+        send::<L>(None, VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT, object_type, handle, &text);
     }
     R::fallback()
 }
@@ -83,13 +83,35 @@ pub(crate) fn refused<L: Registered, R: Fallback>(
             handle,
             R::describe(),
         );
-        send::<L>(Some(messengers), object_type, handle, &text);
+        send::<L>(Some(messengers), VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT, object_type, handle, &text);
     }
     R::fallback()
 }
 
+/// The layer's unwrap refused `handle` (of `object_type`) in a member `command` may ignore (the
+/// registry's `noautovalidity`: a descriptor's sampler where its type takes none, a push
+/// descriptor's `dstSet`), so it went down as it was rather than refusing a valid call: reported
+/// as a warning on stderr and to the instance's messengers, once per command, since the level below
+/// gets a handle it does not know if the command does read it.
+#[cold]
+#[inline(never)]
+pub(crate) fn passed_unknown<L: Registered>(messengers: &Messengers, command: u16, object_type: VkObjectType, handle: u64) {
+    if L::chassis().passed_unknown_reported.first(command) {
+        let text = format!(
+            "{}: {} {:#x} is not a handle this layer knows (its unwrap refused it), in a member the \
+             command may ignore: passed down as it is, which the next level does not know either if \
+             the command reads it. Reported once per command.",
+            command_name(command),
+            type_name(object_type),
+            handle,
+        );
+        send::<L>(Some(messengers), VkDebugUtilsMessageSeverityFlagsEXT::WARNING_BIT_EXT, object_type, handle, &text);
+    }
+}
+
 fn send<L: Registered>(
     messengers: Option<&Messengers>,
+    severity: VkDebugUtilsMessageSeverityFlagsEXT,
     object_type: VkObjectType,
     handle: u64,
     text: &str,
@@ -103,7 +125,7 @@ fn send<L: Registered>(
         name: None,
     }];
     let message = Message {
-        severity: VkDebugUtilsMessageSeverityFlagsEXT::ERROR_BIT_EXT,
+        severity,
         types: VkDebugUtilsMessageTypeFlagsEXT::VALIDATION_BIT_EXT,
         id_name: ID_NAME,
         id_number: 0,

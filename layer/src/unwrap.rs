@@ -85,19 +85,23 @@ impl<L: Layer> Unwrapper for AtInstance<'_, L> {
     }
 }
 
-/// The copies one call makes, alive until it returns.
+/// The copies one call makes, alive until it returns, and the first handle the layer did not know
+/// that went down as it was (a member the command may ignore: [`lenient`]), for the report.
 #[derive(Default)]
-pub(crate) struct Scratch(Vec<Box<dyn Any>>);
+pub(crate) struct Scratch {
+    copies: Vec<Box<dyn Any>>,
+    pub(crate) passed_unknown: Option<Refused>,
+}
 
 impl Scratch {
     pub(crate) const fn new() -> Self {
-        Scratch(Vec::new())
+        Scratch { copies: Vec::new(), passed_unknown: None }
     }
 
     /// Keeps `v` for the call; its elements stay where they are.
     fn keep<T: 'static>(&mut self, mut v: Vec<T>) -> *mut T {
         let p = v.as_mut_ptr();
-        self.0.push(Box::new(v));
+        self.copies.push(Box::new(v));
         p
     }
 }
@@ -111,11 +115,19 @@ pub(crate) fn value<U: Unwrapper, H: Handle>(u: &U, h: H) -> Result<H, Refused> 
     u.handle(h).ok_or(Refused(H::OBJECT_TYPE, h.raw()))
 }
 
-/// A handle the command may ignore (`noautovalidity`): one the layer does not know goes down as it
-/// is.
+/// A handle the command may ignore (`noautovalidity`: a descriptor's sampler where the type takes
+/// none, a push descriptor's `dstSet`): one the layer does not know goes down as it is, since
+/// refusing it would refuse valid calls, and the first such is kept in `scratch` so that the entry
+/// point reports it rather than passing it silently.
 #[inline(always)]
-pub(crate) fn lenient<U: Unwrapper, H: Handle>(u: &U, h: H) -> H {
-    value(u, h).unwrap_or(h)
+pub(crate) fn lenient<U: Unwrapper, H: Handle>(u: &U, h: H, scratch: &mut Scratch) -> H {
+    match value(u, h) {
+        Ok(inner) => inner,
+        Err(refused) => {
+            scratch.passed_unknown.get_or_insert(refused);
+            h
+        }
+    }
 }
 
 /// A `u64` object handle of `object_type` going down (`Layer::unwrap_object`).
@@ -252,4 +264,49 @@ pub(crate) unsafe fn node<U: Unwrapper, T: Copy + 'static>(
     unsafe { (*(&mut head as *mut T as *mut VkBaseOutStructure)).pNext = std::ptr::null_mut() };
     // SAFETY: `head` is as valid as `*src`, its chain cut.
     Ok(unsafe { walk(u, &head, scratch)? }.map(|copy| scratch.keep(vec![copy]) as *mut c_void))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Knows the handles of value 1 (its own and the next level's alike) and no other.
+    struct KnowsOne;
+
+    impl Unwrapper for KnowsOne {
+        fn handle<H: Handle>(&self, h: H) -> Option<H> {
+            (h.raw() == 1).then_some(h)
+        }
+        fn object(&self, _: VkObjectType, h: u64) -> Option<u64> {
+            (h == 1).then_some(h)
+        }
+    }
+
+    fn walk(sampler: u64, image_view: u64) -> (Result<Option<VkDescriptorImageInfo>, Refused>, Scratch) {
+        let info = VkDescriptorImageInfo {
+            sampler: VkSampler(sampler),
+            imageView: VkImageView(image_view),
+            imageLayout: VkImageLayout::GENERAL,
+        };
+        let mut scratch = Scratch::new();
+        // SAFETY: a VkDescriptorImageInfo holds no pointer.
+        let walked = unsafe { unwrap_VkDescriptorImageInfo(&KnowsOne, &info, &mut scratch) };
+        (walked, scratch)
+    }
+
+    #[test]
+    fn a_member_the_command_may_ignore_goes_down_unknown_and_is_kept_for_the_report() {
+        // The sampler (ignored by image-only descriptor types, hence noautovalidity) is unknown.
+        let (walked, scratch) = walk(7, 1);
+        assert!(matches!(walked, Ok(None)), "the call goes down, the sampler as it was");
+        let passed = scratch.passed_unknown.expect("the unknown sampler is kept for the report");
+        assert_eq!((passed.0, passed.1), (VkObjectType::SAMPLER, 7));
+    }
+
+    #[test]
+    fn known_and_null_members_leave_nothing_to_report() {
+        let (walked, scratch) = walk(0, 1);
+        assert!(matches!(walked, Ok(None)));
+        assert!(scratch.passed_unknown.is_none());
+    }
 }

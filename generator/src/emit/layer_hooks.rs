@@ -338,13 +338,26 @@ fn entry(reg: &Registry, walkers: &Walkers, c: &Command, level: TokenStream) -> 
                 quote!(let walked: Result<_, crate::unwrap::Refused> = (|| Ok((#(#exprs,)*)))();),
             )
         };
+        // A handle the command may ignore goes down unknown as it was, and is reported.
+        let walked_ok = if uses_scratch {
+            quote! {
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<L>(state.messengers(), command_id::#id, r.0, r.1);
+                    }
+                    down
+                }
+            }
+        } else {
+            quote!(Ok(down) => down)
+        };
         unwrapped.extend(quote! {
             #scratch_decl
             let (#(#downs,)*) = if L::WRAPS_HANDLES {
                 let walk_u = &crate::unwrap::#at::<L>(&state.hooks);
                 #walk
                 match walked {
-                    Ok(down) => down,
+                    #walked_ok,
                     Err(r) => return refused::<L, _>(state.messengers(), command_id::#id, r.0, r.1),
                 }
             } else {

@@ -528,7 +528,7 @@ fn walker_fn(name: &str, list: &[MemberStep]) -> TokenStream {
                 lenient: true,
                 fixed: false,
             } => quote! {
-                let h = lenient(u, s.#mi);
+                let h = lenient(u, s.#mi, scratch);
                 if h != s.#mi { copy.get_or_insert(*s).#mi = h; }
             },
             Step::Handle { fixed: true, .. } => quote! {

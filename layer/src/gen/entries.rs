@@ -4083,7 +4083,19 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateDisplayPlaneSurfaceKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -6573,7 +6585,19 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDisplayPlaneCapabilities2KHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -10507,7 +10531,19 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPhysicalDeviceSurfaceCapabilities2KHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -10726,7 +10762,19 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPhysicalDeviceSurfaceFormats2KHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -10952,7 +11000,19 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPhysicalDeviceSurfacePresentModes2EXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -12258,7 +12318,19 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkSubmitDebugUtilsMessageEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -12463,7 +12535,19 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkAcquireNextImage2KHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -12819,7 +12903,19 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkAllocateCommandBuffers,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -12927,7 +13023,19 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkAllocateDescriptorSets,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -13034,7 +13142,14 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkAllocateMemory, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -13185,7 +13300,19 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkBeginCommandBuffer,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -13287,7 +13414,19 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkBindAccelerationStructureMemoryNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -13494,7 +13633,14 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkBindBufferMemory2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -13602,7 +13748,19 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkBindDataGraphPipelineSessionMemoryARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -13809,7 +13967,14 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkBindImageMemory2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -14025,7 +14190,19 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkBindTensorMemoryARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -14137,7 +14314,19 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkBindVideoSessionMemoryKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -14259,7 +14448,19 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkBuildAccelerationStructuresKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -14376,7 +14577,14 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkBuildMicromapsEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -14651,7 +14859,19 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBeginConditionalRenderingEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -15368,7 +15588,19 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBeginRenderPass,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -15474,7 +15706,19 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBeginRenderPass2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -15577,7 +15821,14 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdBeginRendering, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -15859,7 +16110,19 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBeginTransformFeedbackEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -15971,7 +16234,19 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBeginVideoCodingKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -16069,7 +16344,19 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindDescriptorBufferEmbeddedSamplers2EXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -16283,7 +16570,19 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindDescriptorBuffersEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -16409,7 +16708,19 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindDescriptorSets,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -16522,7 +16833,19 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindDescriptorSets2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -17328,7 +17651,14 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdBindShadersEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -17532,7 +17862,19 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindTileMemoryQCOM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -17728,7 +18070,19 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindTransformFeedbackBuffersEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -17850,7 +18204,19 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindVertexBuffers,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -17971,7 +18337,19 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBindVertexBuffers2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -18280,7 +18658,14 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdBlitImage2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -18401,7 +18786,19 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBuildAccelerationStructureNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -18534,7 +18931,19 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBuildAccelerationStructuresIndirectKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -18655,7 +19064,19 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBuildAccelerationStructuresKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -18843,7 +19264,19 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdBuildMicromapsEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -19480,7 +19913,19 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyAccelerationStructureKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -19693,7 +20138,19 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyAccelerationStructureToMemoryKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -19904,7 +20361,14 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdCopyBuffer2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -20111,7 +20575,19 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyBufferToImage2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -20417,7 +20893,14 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdCopyImage2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -20622,7 +21105,19 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyImageToBuffer2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -20723,7 +21218,19 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyImageToMemoryKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -21050,7 +21557,19 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyMemoryToAccelerationStructureKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -21157,7 +21676,19 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyMemoryToImageIndirectKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -21383,7 +21914,19 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyMemoryToImageKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -21489,7 +22032,19 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyMemoryToMicromapEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -21583,7 +22138,19 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyMicromapEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -21674,7 +22241,19 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCopyMicromapToMemoryEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -22021,7 +22600,14 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdCopyTensorARM, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -22118,7 +22704,19 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCuLaunchKernelNVX,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -22215,7 +22813,19 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdCudaLaunchKernelNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -22497,7 +23107,14 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdDecodeVideoKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -25887,7 +26504,14 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdEncodeVideoKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -26916,7 +27540,19 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdEndTransformFeedbackEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -27098,7 +27734,19 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdExecuteCommands,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -27205,7 +27853,19 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdExecuteGeneratedCommandsEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -27316,7 +27976,19 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdExecuteGeneratedCommandsNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28046,7 +28718,19 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPipelineBarrier,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28163,7 +28847,19 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPipelineBarrier2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28265,7 +28961,19 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPreprocessGeneratedCommandsEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28374,7 +29082,19 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPreprocessGeneratedCommandsNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28589,7 +29309,14 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdPushConstants2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28769,7 +29496,19 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPushDescriptorSet,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -28878,7 +29617,19 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPushDescriptorSet2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -29091,7 +29842,19 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPushDescriptorSetWithTemplate2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -29589,7 +30352,14 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdResolveImage2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -32036,7 +32806,19 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdSetDescriptorBufferOffsets2EXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -32709,7 +33491,14 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdSetEvent2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -37121,7 +37910,14 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdWaitEvents, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -37252,7 +38048,14 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCmdWaitEvents2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -37370,7 +38173,19 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdWriteAccelerationStructuresPropertiesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -37497,7 +38312,19 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdWriteAccelerationStructuresPropertiesNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -37910,7 +38737,19 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdWriteMicromapsPropertiesEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -38373,7 +39212,19 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCopyAccelerationStructureKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -38487,7 +39338,19 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCopyAccelerationStructureToMemoryKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -38593,7 +39456,14 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCopyImageToImage, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -38692,7 +39562,14 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCopyImageToMemory, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -38799,7 +39676,19 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCopyMemoryToAccelerationStructureKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -38905,7 +39794,14 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCopyMemoryToImage, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39012,7 +39908,19 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCopyMemoryToMicromapEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39122,7 +40030,14 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCopyMicromapEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39231,7 +40146,19 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCopyMicromapToMemoryEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39431,7 +40358,19 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateAccelerationStructureKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39549,7 +40488,19 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateAccelerationStructureNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39663,7 +40614,14 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateBuffer, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -39856,7 +40814,14 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateBufferView, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -40056,7 +41021,19 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateComputePipelines,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -40169,7 +41146,19 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateCuFunctionNVX,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -40358,7 +41347,19 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateCudaFunctionNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -40551,7 +41552,19 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateDataGraphPipelineSessionARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -40680,7 +41693,19 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateDataGraphPipelinesARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -40963,7 +41988,19 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateDescriptorSetLayout,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41081,7 +42118,19 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateDescriptorUpdateTemplate,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41286,7 +42335,19 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateExecutionGraphPipelinesAMDX,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41408,7 +42469,19 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateExternalComputeQueueNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41602,7 +42675,14 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateFramebuffer, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41711,7 +42791,19 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateGpaSessionAMD,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41831,7 +42923,19 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateGraphicsPipelines,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -41949,7 +43053,14 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateImage, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -42058,7 +43169,14 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateImageView, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -42171,7 +43289,19 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateIndirectCommandsLayoutEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -42289,7 +43419,19 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateIndirectCommandsLayoutNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -42487,7 +43629,14 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateMicromapEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -42684,7 +43833,19 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreatePipelineBinariesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -42878,7 +44039,19 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreatePipelineLayout,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -43166,7 +44339,19 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateRayTracingPipelinesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -43297,7 +44482,19 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateRayTracingPipelinesNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -43575,7 +44772,14 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateSampler, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -43932,7 +45136,19 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateShaderModule,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -44044,7 +45260,14 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkCreateShadersEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -44162,7 +45385,19 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateSharedSwapchainsKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -44278,7 +45513,19 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateSwapchainKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -44467,7 +45714,19 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateTensorViewARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -44748,7 +46007,19 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCreateVideoSessionParametersKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -49534,7 +50805,19 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkFlushMappedMemoryRanges,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -49646,7 +50929,19 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkFreeCommandBuffers,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -49753,7 +51048,19 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkFreeDescriptorSets,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -49935,7 +51242,19 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetAccelerationStructureBuildSizesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -50047,7 +51366,19 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetAccelerationStructureDeviceAddressKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -50264,7 +51595,19 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetAccelerationStructureMemoryRequirementsNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -50378,7 +51721,19 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetAccelerationStructureOpaqueCaptureDescriptorDataEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -50660,7 +52015,19 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetBufferDeviceAddress,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -50861,7 +52228,19 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetBufferMemoryRequirements2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -50969,7 +52348,19 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetBufferOpaqueCaptureAddress,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -51080,7 +52471,19 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetBufferOpaqueCaptureDescriptorDataEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -51199,7 +52602,19 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetCalibratedTimestampsKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -51493,7 +52908,19 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDataGraphPipelineAvailablePropertiesARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -51611,7 +53038,19 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDataGraphPipelinePropertiesARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -51732,7 +53171,19 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDataGraphPipelineSessionBindPointRequirementsARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -51850,7 +53301,19 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDataGraphPipelineSessionMemoryRequirementsARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -52152,7 +53615,14 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkGetDescriptorEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -52463,7 +53933,19 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDescriptorSetLayoutHostMappingInfoVALVE,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -52673,7 +54155,19 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDescriptorSetLayoutSupport,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -52864,7 +54358,19 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDeviceBufferMemoryRequirements,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -53448,7 +54954,19 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDeviceGroupSurfacePresentModes2EXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -53662,7 +55180,19 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDeviceImageMemoryRequirements,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -53776,7 +55306,19 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDeviceImageSparseMemoryRequirements,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -53889,7 +55431,19 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDeviceImageSubresourceLayout,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -54096,7 +55650,19 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDeviceMemoryOpaqueCaptureAddress,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -54593,7 +56159,19 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetDynamicRenderingTilePropertiesQCOM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -54712,7 +56290,19 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetEncodedVideoSessionParametersKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -55154,7 +56744,14 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkGetFenceFdKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -55323,7 +56920,19 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetFenceWin32HandleKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -55537,7 +57146,19 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetGeneratedCommandsMemoryRequirementsEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -55648,7 +57269,19 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetGeneratedCommandsMemoryRequirementsNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -56213,7 +57846,19 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageMemoryRequirements2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -56326,7 +57971,19 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageOpaqueCaptureDataEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -56441,7 +58098,19 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageOpaqueCaptureDescriptorDataEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -56661,7 +58330,19 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageSparseMemoryRequirements2,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -57067,7 +58748,19 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageViewHandle64NVX,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -57163,7 +58856,19 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageViewHandleNVX,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -57265,7 +58970,19 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetImageViewOpaqueCaptureDescriptorDataEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -57536,7 +59253,19 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMemoryAndroidHardwareBufferANDROID,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -57635,7 +59364,14 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkGetMemoryFdKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -57906,7 +59642,19 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMemoryMetalHandleEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -58103,7 +59851,19 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMemoryNativeBufferOHOS,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -58216,7 +59976,19 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMemoryRemoteAddressNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -58329,7 +60101,19 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMemoryWin32HandleKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -58627,7 +60411,19 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMemoryZirconHandleFUCHSIA,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -58827,7 +60623,19 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetMicromapBuildSizesEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -59099,7 +60907,19 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPastPresentationTimingEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -59403,7 +61223,19 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelineBinaryDataKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -59623,7 +61455,19 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelineExecutableInternalRepresentationsKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -59741,7 +61585,19 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelineExecutablePropertiesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -59859,7 +61715,19 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelineExecutableStatisticsKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -59971,7 +61839,19 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelineIndirectDeviceAddressNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -60082,7 +61962,19 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelineIndirectMemoryRequirementsNV,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -60268,7 +62160,19 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetPipelinePropertiesEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -61371,7 +63275,19 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetSamplerOpaqueCaptureDescriptorDataEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -61650,7 +63566,14 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkGetSemaphoreFdKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -61753,7 +63676,19 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetSemaphoreWin32HandleKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -61866,7 +63801,19 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetSemaphoreZirconHandleFUCHSIA,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -62298,7 +64245,19 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetShaderModuleCreateInfoIdentifierEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63069,7 +65028,19 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetTensorMemoryRequirementsARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63182,7 +65153,19 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetTensorOpaqueCaptureDataARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63297,7 +65280,19 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetTensorOpaqueCaptureDescriptorDataARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63410,7 +65405,19 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkGetTensorViewOpaqueCaptureDescriptorDataARM,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63728,7 +65735,14 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkImportFenceFdKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63831,7 +65845,19 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkImportFenceWin32HandleKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -63935,7 +65961,19 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkImportSemaphoreFdKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64038,7 +66076,19 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkImportSemaphoreWin32HandleKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64146,7 +66196,19 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkImportSemaphoreZirconHandleFUCHSIA,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64331,7 +66393,19 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkInvalidateMappedMemoryRanges,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64531,7 +66605,14 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkLatencySleepNV, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64732,7 +66813,14 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkMapMemory2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64834,7 +66922,19 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkMergePipelineCaches,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -64947,7 +67047,19 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkMergeValidationCachesEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -65134,7 +67246,14 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkQueueBindSparse, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -65482,7 +67601,14 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkQueuePresentKHR, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -65740,7 +67866,14 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkQueueSubmit, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -65850,7 +67983,14 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkQueueSubmit2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -66281,7 +68421,19 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkReleaseCapturedPipelineDataKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -66628,7 +68780,19 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkReleaseSwapchainImagesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -67022,7 +69186,14 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkResetFences, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -67296,7 +69467,19 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkSetBufferCollectionBufferConstraintsFUCHSIA,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -67410,7 +69593,19 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkSetBufferCollectionImageConstraintsFUCHSIA,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -67520,7 +69715,19 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkSetDebugUtilsObjectNameEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -67628,7 +69835,19 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkSetDebugUtilsObjectTagEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -67960,7 +70179,14 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkSetHdrMetadataEXT, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -68743,7 +70969,14 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkSignalSemaphore, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -68838,7 +71071,19 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkTransitionImageLayout,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -69113,7 +71358,14 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkUnmapMemory2, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -69395,7 +71647,19 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkUpdateDescriptorSets,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -69509,7 +71773,19 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkUpdateIndirectExecutionSetPipelineEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -69626,7 +71902,19 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkUpdateIndirectExecutionSetShaderEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -69841,7 +72129,14 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkWaitForFences, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -70128,7 +72423,14 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(state.messengers(), command_id::vkWaitSemaphores, r.0, r.1);
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -70242,7 +72544,19 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkWriteAccelerationStructuresPropertiesKHR,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -70374,7 +72688,19 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkWriteMicromapsPropertiesEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -70498,7 +72824,19 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkWriteResourceDescriptorsEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -70616,7 +72954,19 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
                 ))
             })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkWriteSamplerDescriptorsEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,

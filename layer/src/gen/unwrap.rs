@@ -6880,11 +6880,11 @@ pub(crate) unsafe fn unwrap_VkAccelerationStructureBuildGeometryInfoKHR<U: Unwra
     // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
     // helpers read.
     unsafe {
-        let h = lenient(u, s.srcAccelerationStructure);
+        let h = lenient(u, s.srcAccelerationStructure, scratch);
         if h != s.srcAccelerationStructure {
             copy.get_or_insert(*s).srcAccelerationStructure = h;
         }
-        let h = lenient(u, s.dstAccelerationStructure);
+        let h = lenient(u, s.dstAccelerationStructure, scratch);
         if h != s.dstAccelerationStructure {
             copy.get_or_insert(*s).dstAccelerationStructure = h;
         }
@@ -7389,7 +7389,7 @@ pub(crate) unsafe fn unwrap_VkBindImageMemoryInfo<U: Unwrapper>(
         if h != s.image {
             copy.get_or_insert(*s).image = h;
         }
-        let h = lenient(u, s.memory);
+        let h = lenient(u, s.memory, scratch);
         if h != s.memory {
             copy.get_or_insert(*s).memory = h;
         }
@@ -7858,11 +7858,11 @@ pub(crate) unsafe fn unwrap_VkCommandBufferInheritanceInfo<U: Unwrapper>(
         if p != s.pNext {
             copy.get_or_insert(*s).pNext = p;
         }
-        let h = lenient(u, s.renderPass);
+        let h = lenient(u, s.renderPass, scratch);
         if h != s.renderPass {
             copy.get_or_insert(*s).renderPass = h;
         }
-        let h = lenient(u, s.framebuffer);
+        let h = lenient(u, s.framebuffer, scratch);
         if h != s.framebuffer {
             copy.get_or_insert(*s).framebuffer = h;
         }
@@ -7921,7 +7921,7 @@ pub(crate) unsafe fn unwrap_VkComputePipelineCreateInfo<U: Unwrapper>(
         if h != s.layout {
             copy.get_or_insert(*s).layout = h;
         }
-        let h = lenient(u, s.basePipelineHandle);
+        let h = lenient(u, s.basePipelineHandle, scratch);
         if h != s.basePipelineHandle {
             copy.get_or_insert(*s).basePipelineHandle = h;
         }
@@ -8863,11 +8863,11 @@ pub(crate) unsafe fn unwrap_VkDescriptorImageInfo<U: Unwrapper>(
     // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
     // helpers read.
     unsafe {
-        let h = lenient(u, s.sampler);
+        let h = lenient(u, s.sampler, scratch);
         if h != s.sampler {
             copy.get_or_insert(*s).sampler = h;
         }
-        let h = lenient(u, s.imageView);
+        let h = lenient(u, s.imageView, scratch);
         if h != s.imageView {
             copy.get_or_insert(*s).imageView = h;
         }
@@ -9142,11 +9142,11 @@ pub(crate) unsafe fn unwrap_VkDescriptorUpdateTemplateCreateInfo<U: Unwrapper>(
     // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
     // helpers read.
     unsafe {
-        let h = lenient(u, s.descriptorSetLayout);
+        let h = lenient(u, s.descriptorSetLayout, scratch);
         if h != s.descriptorSetLayout {
             copy.get_or_insert(*s).descriptorSetLayout = h;
         }
-        let h = lenient(u, s.pipelineLayout);
+        let h = lenient(u, s.pipelineLayout, scratch);
         if h != s.pipelineLayout {
             copy.get_or_insert(*s).pipelineLayout = h;
         }
@@ -9370,7 +9370,7 @@ pub(crate) unsafe fn unwrap_VkExecutionGraphPipelineCreateInfoAMDX<U: Unwrapper>
         if h != s.layout {
             copy.get_or_insert(*s).layout = h;
         }
-        let h = lenient(u, s.basePipelineHandle);
+        let h = lenient(u, s.basePipelineHandle, scratch);
         if h != s.basePipelineHandle {
             copy.get_or_insert(*s).basePipelineHandle = h;
         }
@@ -9993,15 +9993,15 @@ pub(crate) unsafe fn unwrap_VkGraphicsPipelineCreateInfo<U: Unwrapper>(
                 copy.get_or_insert(*s).pStages = p;
             }
         }
-        let h = lenient(u, s.layout);
+        let h = lenient(u, s.layout, scratch);
         if h != s.layout {
             copy.get_or_insert(*s).layout = h;
         }
-        let h = lenient(u, s.renderPass);
+        let h = lenient(u, s.renderPass, scratch);
         if h != s.renderPass {
             copy.get_or_insert(*s).renderPass = h;
         }
-        let h = lenient(u, s.basePipelineHandle);
+        let h = lenient(u, s.basePipelineHandle, scratch);
         if h != s.basePipelineHandle {
             copy.get_or_insert(*s).basePipelineHandle = h;
         }
@@ -11031,7 +11031,7 @@ pub(crate) unsafe fn unwrap_VkMicromapBuildInfoEXT<U: Unwrapper>(
     // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
     // helpers read.
     unsafe {
-        let h = lenient(u, s.dstMicromap);
+        let h = lenient(u, s.dstMicromap, scratch);
         if h != s.dstMicromap {
             copy.get_or_insert(*s).dstMicromap = h;
         }
@@ -11097,7 +11097,7 @@ pub(crate) unsafe fn unwrap_VkPhysicalDeviceSurfaceInfo2KHR<U: Unwrapper>(
     // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
     // helpers read.
     unsafe {
-        let h = lenient(u, s.surface);
+        let h = lenient(u, s.surface, scratch);
         if h != s.surface {
             copy.get_or_insert(*s).surface = h;
         }
@@ -11472,7 +11472,7 @@ pub(crate) unsafe fn unwrap_VkRayTracingPipelineCreateInfoKHR<U: Unwrapper>(
         if h != s.layout {
             copy.get_or_insert(*s).layout = h;
         }
-        let h = lenient(u, s.basePipelineHandle);
+        let h = lenient(u, s.basePipelineHandle, scratch);
         if h != s.basePipelineHandle {
             copy.get_or_insert(*s).basePipelineHandle = h;
         }
@@ -11508,7 +11508,7 @@ pub(crate) unsafe fn unwrap_VkRayTracingPipelineCreateInfoNV<U: Unwrapper>(
         if h != s.layout {
             copy.get_or_insert(*s).layout = h;
         }
-        let h = lenient(u, s.basePipelineHandle);
+        let h = lenient(u, s.basePipelineHandle, scratch);
         if h != s.basePipelineHandle {
             copy.get_or_insert(*s).basePipelineHandle = h;
         }
@@ -12953,7 +12953,7 @@ pub(crate) unsafe fn unwrap_VkWriteDescriptorSet<U: Unwrapper>(
         if p != s.pNext {
             copy.get_or_insert(*s).pNext = p;
         }
-        let h = lenient(u, s.dstSet);
+        let h = lenient(u, s.dstSet, scratch);
         if h != s.dstSet {
             copy.get_or_insert(*s).dstSet = h;
         }
