@@ -16,6 +16,15 @@ use vk_layer::{DeviceHooks, DeviceLink, InstanceHooks, InstanceLink, Layer};
 static INSTANCE_DISPATCH: u64 = 1;
 static DEVICE_DISPATCH: u64 = 2;
 static NEXT_DRAWS: AtomicU32 = AtomicU32::new(0);
+/// Held by each test that creates an instance and a device: they share the fake level's dispatch
+/// words, which key the layer's process-wide maps, and a key taken by one test's live object
+/// refuses the other's (the test harness runs tests on parallel threads).
+static CREATING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// [`CREATING`], held also after a test that held it failed.
+fn creating() -> std::sync::MutexGuard<'static, ()> {
+    CREATING.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 /// A dispatchable handle whose first word is `dispatch`.
 fn handle(dispatch: &'static u64) -> *mut c_void {
@@ -321,6 +330,7 @@ fn create() -> (VkInstance, VkDevice) {
 /// level below made (it leaked).
 #[test]
 fn panicking_constructor_destroys_what_the_level_below_made() {
+    let _creating = creating();
     PANIC_IN_CREATE_DEVICE.with(|p| p.set(true));
     let result = std::panic::catch_unwind(create);
     PANIC_IN_CREATE_DEVICE.with(|p| p.set(false));
@@ -371,6 +381,7 @@ fn negotiation() {
 /// One test: the layer's state is process-wide, and the steps build on each other.
 #[test]
 fn calls_through_the_chassis() {
+    let _creating = creating();
     let (instance, device) = create();
     // SAFETY: the layer's entry points, called as the loader and an application would: with the
     // handles it made (and, once, a destroyed device it must no longer know), each function
