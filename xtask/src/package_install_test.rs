@@ -231,6 +231,7 @@ fn serves(client: &Client, vulkan_version: &str, scratch: &Path) -> Result<(), S
     let trace = scratch.join(format!("trace-{}.jsonl", client.arch));
     let _ = std::fs::remove_file(&trace);
     let traced = Command::new(&client.vulkaninfo)
+        .env_remove("LD_LIBRARY_PATH")
         .arg("--summary")
         .env("VK_INSTANCE_LAYERS", "VK_LAYER_RUST_trace")
         .env("VK_LAYER_RUST_TRACE_FILE", &trace)
@@ -313,8 +314,11 @@ fn run(args: &[&str]) -> Result<(), String> {
     status.success().then_some(()).ok_or(format!("`{}` failed ({status})", args.join(" ")))
 }
 
+/// Run without the `LD_LIBRARY_PATH` that `cargo run` gives this process (its target's `deps`,
+/// where our `libvulkan.so` is, which `vulkaninfo` would load): the clients resolve their loader as
+/// the system does.
 fn output(program: &str, args: &[&str]) -> Result<String, String> {
-    let out = Command::new(program).args(args).output().map_err(|e| format!("cannot run {program}: {e}"))?;
+    let out = Command::new(program).env_remove("LD_LIBRARY_PATH").args(args).output().map_err(|e| format!("cannot run {program}: {e}"))?;
     let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
     if !out.status.success() {
         return Err(format!("{program} {} failed:\n{text}\n{}", args.join(" "), String::from_utf8_lossy(&out.stderr)));
