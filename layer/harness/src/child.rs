@@ -17,6 +17,10 @@ pub(crate) struct Script {
     pub messenger: bool,
     /// A device, with this many draws.
     pub device: Option<u32>,
+    /// How many times the recorded command buffer is submitted to the device's queue.
+    pub submits: u32,
+    /// The application's own calls: the name of a function `child_entry!` lists.
+    pub calls: Option<String>,
 }
 
 // One item per line: `key<TAB>value<TAB>value...`.
@@ -35,6 +39,8 @@ impl Script {
         if let Some(draws) = self.device {
             lines.push(format!("device\t{draws}"));
         }
+        lines.push(format!("submits\t{}", self.submits));
+        lines.extend(self.calls.iter().map(|name| format!("calls\t{name}")));
         lines.join("\n")
     }
 
@@ -52,6 +58,8 @@ impl Script {
                 )),
                 ["messenger"] => script.messenger = true,
                 ["device", draws] => script.device = draws.parse().ok(),
+                ["submits", n] => script.submits = n.parse().unwrap_or_default(),
+                ["calls", name] => script.calls = Some(name.to_string()),
                 _ => {}
             }
         }
@@ -95,14 +103,85 @@ unsafe extern "system" fn heard(
 /// The child's work when this process is a run's child ([`child_entry!`](crate::child_entry)):
 /// the script, step by step. Does nothing in an ordinary test run.
 pub fn child_main() {
+    child_main_with(&[]);
+}
+
+/// A function of the application's own calls, and the name [`Harness::calls`](crate::Harness::calls)
+/// gives it ([`call_name`]).
+pub type Calls = (&'static str, fn(&App<'_>));
+
+/// The name under which `child_entry!` lists a function and [`Harness::calls`](crate::Harness::calls)
+/// asks for it: its type's name (a function item's type is named by the function's path).
+pub fn call_name<F>(_: &F) -> &'static str {
+    std::any::type_name::<F>()
+}
+
+/// [`child_main`], with the functions of the application's own calls that runs may ask for.
+pub fn child_main_with(calls: &[Calls]) {
     let Ok(text) = std::env::var(super::SCRIPT) else {
         return;
     };
     println!();
     let script = Script::decode(&text);
     // SAFETY: the parent names the loader built from this repository (`loader_library`).
-    unsafe { run(&script) };
+    unsafe { run(&script, calls) };
     println!("HARNESS done");
+}
+
+/// What the run's application made, lent to the function [`Harness::calls`](crate::Harness::calls)
+/// names: the instance with its layers, its first physical device, a device of it with its first
+/// queue, and a command buffer holding the run's draws (ended, and submitted as many times as
+/// asked). Everything is destroyed after the function returns: it destroys nothing of these.
+pub struct App<'a> {
+    /// The instance.
+    pub instance: VkInstance,
+    /// The instance's first physical device.
+    pub physical_device: VkPhysicalDevice,
+    /// The device.
+    pub device: VkDevice,
+    /// The device's queue of family 0, index 0.
+    pub queue: VkQueue,
+    /// The command buffer, from a pool destroyed with the device.
+    pub command_buffer: VkCommandBuffer,
+    get_instance: &'a dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
+    get_device: &'a dyn Fn(&CStr) -> PFN_vkVoidFunction,
+}
+
+impl App<'_> {
+    /// The command `name` as the loader's `vkGetInstanceProcAddr` answers it for the instance
+    /// (`None` where it answers NULL).
+    ///
+    /// # Safety
+    /// `F` is the command's `PFN_vk*` type (an `Option` of its function pointer type).
+    pub unsafe fn instance_command<F: Copy>(&self, name: &CStr) -> F {
+        // SAFETY: the caller's contract.
+        unsafe { as_pfn((self.get_instance)(self.instance, name)) }
+    }
+
+    /// The command `name` as `vkGetDeviceProcAddr` answers it for the device (`None` where it
+    /// answers NULL).
+    ///
+    /// # Safety
+    /// As [`App::instance_command`].
+    pub unsafe fn device_command<F: Copy>(&self, name: &CStr) -> F {
+        // SAFETY: the caller's contract.
+        unsafe { as_pfn((self.get_device)(name)) }
+    }
+}
+
+/// A command's pointer as its own `PFN_vk*` type.
+///
+/// # Safety
+/// `F` is the command's `PFN_vk*` type.
+unsafe fn as_pfn<F: Copy>(pointer: PFN_vkVoidFunction) -> F {
+    assert_eq!(
+        std::mem::size_of::<F>(),
+        std::mem::size_of::<PFN_vkVoidFunction>(),
+        "a command's type is a PFN_vk* type"
+    );
+    // SAFETY: the same size (checked above); `F` is an `Option` of the command's function
+    // pointer type (the caller's contract), whose `None` is NULL as `PFN_vkVoidFunction`'s is.
+    unsafe { std::mem::transmute_copy(&pointer) }
 }
 
 type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFunction;
@@ -113,7 +192,7 @@ type Gipa = unsafe extern "system" fn(VkInstance, *const c_char) -> PFN_vkVoidFu
 /// # Safety
 /// `script.loader` names a Vulkan loader: a library whose initialisers are sound to run and whose
 /// `vkGetInstanceProcAddr` behaves as the Vulkan API says.
-unsafe fn run(script: &Script) {
+unsafe fn run(script: &Script, calls: &[Calls]) {
     // SAFETY: a Vulkan loader, per the caller's contract.
     let library = unsafe { libloading::Library::new(&script.loader) }
         .expect("the Vulkan loader's library (see vk_layer_harness::loader_library)");
@@ -203,9 +282,9 @@ unsafe fn run(script: &Script) {
         enumerate(instance, &mut count, devices.as_mut_ptr());
     }
     println!("HARNESS physical devices {count}");
-    if let (Some(draws), Some(&physical_device)) = (script.device, devices.first()) {
+    if let (Some(_), Some(&physical_device)) = (script.device, devices.first()) {
         // SAFETY: `get` answers for the live instance, and the physical device is one of its own.
-        unsafe { device(&get, instance, physical_device, draws) };
+        unsafe { device(&get, instance, physical_device, script, calls) };
     }
     // SAFETY: `vkDestroyInstance` as its own type, for the live instance, whose device is gone.
     unsafe {
@@ -220,7 +299,8 @@ fn c(text: &str) -> CString {
     CString::new(text).unwrap_or_default()
 }
 
-/// A device of `physical_device`, a command buffer with `draws` draws recorded, then all destroyed.
+/// A device of `physical_device`, a command buffer with the script's draws recorded, submitted
+/// as often as it asks, the application's own calls, then all destroyed.
 ///
 /// # Safety
 /// `get` is `vkGetInstanceProcAddr` for `instance`, a live instance, and `physical_device` is one
@@ -229,8 +309,10 @@ unsafe fn device(
     get: &dyn Fn(VkInstance, &CStr) -> PFN_vkVoidFunction,
     instance: VkInstance,
     physical_device: VkPhysicalDevice,
-    draws: u32,
+    script: &Script,
+    calls: &[Calls],
 ) {
+    let draws = script.device.unwrap_or_default();
     let priority = 1.0f32;
     let queue = VkDeviceQueueCreateInfo {
         queueCount: 1,
@@ -260,8 +342,9 @@ unsafe fn device(
     // SAFETY: the live device and a NUL-terminated name.
     let dev = |name: &CStr| unsafe { gdpa(device, name.as_ptr()) };
     // SAFETY: each command fetched as its own type and called on the live device with valid
-    // create and allocate infos; the command buffer is recorded between begin and the pool's
-    // destruction, and the device destroyed last.
+    // create, allocate and submit infos; the command buffer is recorded between begin and end,
+    // submitted after, the application's calls run while everything lives (they destroy none of
+    // it, `App`'s contract), and the pool and the device are destroyed last.
     unsafe {
         let pool_create: PFN_vkCreateCommandPool = std::mem::transmute(dev(c"vkCreateCommandPool"));
         let mut pool = VkCommandPool::NULL;
@@ -287,6 +370,41 @@ unsafe fn device(
             draw.expect("vkCmdDraw")(cmd, 3, 1, 0, 0);
         }
         println!("HARNESS draws {draws}");
+        let end: PFN_vkEndCommandBuffer = std::mem::transmute(dev(c"vkEndCommandBuffer"));
+        end.expect("vkEndCommandBuffer")(cmd);
+        let get_queue: PFN_vkGetDeviceQueue = std::mem::transmute(dev(c"vkGetDeviceQueue"));
+        let mut queue = VkQueue::NULL;
+        get_queue.expect("vkGetDeviceQueue")(device, 0, 0, &mut queue);
+        if script.submits > 0 {
+            let submit: PFN_vkQueueSubmit = std::mem::transmute(dev(c"vkQueueSubmit"));
+            let info = VkSubmitInfo {
+                commandBufferCount: 1,
+                pCommandBuffers: &cmd,
+                ..Default::default()
+            };
+            for _ in 0..script.submits {
+                let result = submit.expect("vkQueueSubmit")(queue, 1, &info, VkFence::NULL);
+                println!("HARNESS submit {result:?}");
+            }
+        }
+        if let Some(name) = &script.calls {
+            let Some((_, function)) = calls.iter().find(|(listed, _)| listed == name) else {
+                panic!(
+                    "vk_layer_harness: {name} is not listed in this test file's child_entry!(...)"
+                );
+            };
+            let app = App {
+                instance,
+                physical_device,
+                device,
+                queue,
+                command_buffer: cmd,
+                get_instance: get,
+                get_device: &dev,
+            };
+            function(&app);
+            println!("HARNESS calls {name} done");
+        }
         let destroy_pool: PFN_vkDestroyCommandPool =
             std::mem::transmute(dev(c"vkDestroyCommandPool"));
         destroy_pool.expect("vkDestroyCommandPool")(device, pool, std::ptr::null());

@@ -27,7 +27,8 @@
 //! moved). The child creates an instance
 //! with the layers enabled (the application's `VkLayerSettingsCreateInfoEXT` and a messenger
 //! chained at creation when asked), lists the physical devices, creates a device on the first and
-//! records draws into a command buffer when asked, and destroys everything. Its stdout has one
+//! records draws into a command buffer when asked, submits it ([`Harness::submits`]) and runs the
+//! test's own calls ([`Harness::calls`]) when asked, and destroys everything. Its stdout has one
 //! `HARNESS ...` line per step and every message the messenger heard ([`Run::messages`]), beside
 //! what the layer printed.
 
@@ -38,16 +39,17 @@ mod child;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-pub use child::child_main;
+pub use child::{call_name, child_main, child_main_with, App, Calls};
 
 /// Defines the test that is the child of every run in this test file (it does nothing when the
-/// test harness runs it in the ordinary way).
+/// test harness runs it in the ordinary way), with the functions of the application's own calls
+/// that runs of this file may ask for ([`Harness::calls`]): `child_entry!(submit_twice, name_it)`.
 #[macro_export]
 macro_rules! child_entry {
-    () => {
+    ($($calls:path),* $(,)?) => {
         #[test]
         fn vk_layer_harness_child() {
-            $crate::child_main();
+            $crate::child_main_with(&[$(($crate::call_name(&$calls), $calls as fn(&$crate::App<'_>))),*]);
         }
     };
 }
@@ -86,6 +88,17 @@ impl Run {
             .lines()
             .filter_map(|l| l.strip_prefix("HARNESS message "))
             .collect()
+    }
+
+    /// What the test driver was given through `vkQueueSubmit` by the time the device was
+    /// destroyed: (submits, draws in the command buffers submitted), `None` with no submit.
+    pub fn submitted(&self) -> Option<(u32, u32)> {
+        self.stdout.lines().find_map(|l| {
+            let rest = l.strip_prefix("vk_test_driver: device destroyed after ")?;
+            let (submits, rest) = rest.split_once(" submits of ")?;
+            let draws = rest.strip_suffix(" draws")?;
+            Some((submits.parse().ok()?, draws.parse().ok()?))
+        })
     }
 
     /// Whether the step `HARNESS <step>` was printed (`instance VK_SUCCESS`, `done`, ...).
@@ -186,6 +199,26 @@ impl Harness {
     /// buffer.
     pub fn device(mut self, draws: u32) -> Harness {
         self.script.device = Some(draws);
+        self
+    }
+
+    /// Submits the device's command buffer `n` times to its queue (after its draws), each
+    /// printed as `HARNESS submit <result>`. The test driver counts what reaches it
+    /// ([`Run::submitted`]). Creates the device if [`Harness::device`] was not asked for.
+    pub fn submits(mut self, n: u32) -> Harness {
+        self.script.device.get_or_insert(0);
+        self.script.submits = n;
+        self
+    }
+
+    /// Runs `calls` in the child once the device's command buffer is recorded and submitted,
+    /// with what the application made ([`App`]): any Vulkan call a test needs. `calls` is a
+    /// function listed in this test file's [`child_entry!`] (the child is another process: it
+    /// finds the function there by name). Creates the device if [`Harness::device`] was not
+    /// asked for.
+    pub fn calls<F: Fn(&App<'_>) + Copy>(mut self, calls: F) -> Harness {
+        self.script.device.get_or_insert(0);
+        self.script.calls = Some(call_name(&calls).to_string());
         self
     }
 

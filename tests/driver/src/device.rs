@@ -31,6 +31,11 @@ struct Queue {
     loader_data: usize,
     family: u32,
     index: u32,
+    /// The device that owns it (set once the device has its address).
+    device: *const Device,
+    /// `vkQueueSubmit` calls that succeeded, and the draws of the command buffers they submitted.
+    submits: AtomicU32,
+    submitted_draws: AtomicU32,
 }
 
 /// A `VkCommandPool` (non-dispatchable: its address is the handle).
@@ -173,6 +178,9 @@ pub unsafe extern "system" fn vkCreateDevice(
                     loader_data: ICD_LOADER_MAGIC,
                     family: q.queueFamilyIndex,
                     index,
+                    device: std::ptr::null(),
+                    submits: AtomicU32::new(0),
+                    submitted_draws: AtomicU32::new(0),
                 })
             }));
         }
@@ -183,8 +191,16 @@ pub unsafe extern "system" fn vkCreateDevice(
             queues,
             pools: Mutex::new(Vec::new()),
         });
+        let device = Box::into_raw(device);
+        // SAFETY: the device just leaked, whose queues no other thread has seen yet; from here
+        // on the queues reach it through this pointer alone, read-only.
+        unsafe {
+            for queue in &mut (*device).queues {
+                queue.device = device;
+            }
+        }
         // SAFETY: a non-NULL `pDevice` is writable (this function's contract).
-        unsafe { pDevice.write(VkDevice(Box::into_raw(device).cast())) };
+        unsafe { pDevice.write(VkDevice(device.cast())) };
         VkResult::SUCCESS
     })
 }
@@ -238,7 +254,8 @@ pub unsafe extern "system" fn vkDestroyDevice(
         if !device.is_null() {
             // SAFETY: `vkCreateDevice` made it with `Box::into_raw`, and it is destroyed once
             // (this function's contract).
-            drop(unsafe { Box::from_raw(device.0 as *mut Device) });
+            let device = unsafe { Box::from_raw(device.0 as *mut Device) };
+            report_submits(&device);
         }
     })
 }
@@ -304,6 +321,61 @@ pub unsafe extern "system" fn vkQueueWaitIdle(queue: VkQueue) -> VkResult {
     } else {
         VkResult::SUCCESS
     }
+}
+
+/// What a device's queues were given, on stdout when there was anything (a test reads it
+/// through any layer, where a query command would need every layer to pass it down).
+fn report_submits(device: &Device) {
+    let submits: u32 = device.queues.iter().map(|q| q.submits.load(Ordering::Relaxed)).sum();
+    let draws: u32 = device.queues.iter().map(|q| q.submitted_draws.load(Ordering::Relaxed)).sum();
+    if submits > 0 {
+        println!("vk_test_driver: device destroyed after {submits} submits of {draws} draws");
+    }
+}
+
+/// `vkQueueSubmit`: counts the submit and the draws recorded in its command buffers. A command
+/// buffer that is not one of the queue's device's (a layer's wrapper passed down unwrapped) is
+/// refused with `VK_ERROR_DEVICE_LOST` and a line on stderr, where a real driver would read it as
+/// its own; the fence and semaphores are not used.
+///
+/// # Safety
+/// Valid usage of `vkQueueSubmit`: `queue` is one this driver made and whose device has not been
+/// destroyed (NULL is answered with `VK_ERROR_DEVICE_LOST`), `pSubmits` points to `submitCount`
+/// valid `VkSubmitInfo`s, each with `commandBufferCount` readable handles. The handles are only
+/// compared with the device's.
+pub unsafe extern "system" fn vkQueueSubmit(
+    queue: VkQueue,
+    submitCount: u32,
+    pSubmits: *const VkSubmitInfo,
+    _fence: VkFence,
+) -> VkResult {
+    guard(VkResult::ERROR_DEVICE_LOST, || {
+        // SAFETY: NULL or a live queue of ours (this function's contract).
+        let Some(target) = (unsafe { (queue.0 as *const Queue).as_ref() }) else {
+            return VkResult::ERROR_DEVICE_LOST;
+        };
+        // SAFETY: `submitCount` valid submit infos (this function's contract).
+        let submits = unsafe { slice(pSubmits, submitCount) };
+        // SAFETY: a queue's device outlives its use (this function's contract), and
+        // `vkCreateDevice` set the pointer before handing the queue out.
+        let device = unsafe { &*target.device };
+        let pools = device.pools();
+        let mut draws = 0;
+        for submit in submits {
+            // SAFETY: `commandBufferCount` readable handles (this function's contract).
+            for &handle in unsafe { slice(submit.pCommandBuffers, submit.commandBufferCount) } {
+                let ours = pools.iter().flat_map(|p| &p.buffers).find(|b| command_buffer_handle(b) == handle);
+                let Some(buffer) = ours else {
+                    eprintln!("vk_test_driver: vkQueueSubmit names a command buffer that is not the driver's ({:p})", handle.0);
+                    return VkResult::ERROR_DEVICE_LOST;
+                };
+                draws += buffer.draws.load(Ordering::Relaxed);
+            }
+        }
+        target.submits.fetch_add(1, Ordering::Relaxed);
+        target.submitted_draws.fetch_add(draws, Ordering::Relaxed);
+        VkResult::SUCCESS
+    })
 }
 
 /// `vkCreateCommandPool`: a pool owned by the device.
@@ -548,6 +620,7 @@ const _: () = {
     let _: PFN_vkGetDeviceQueue = Some(vkGetDeviceQueue);
     let _: PFN_vkDeviceWaitIdle = Some(vkDeviceWaitIdle);
     let _: PFN_vkQueueWaitIdle = Some(vkQueueWaitIdle);
+    let _: PFN_vkQueueSubmit = Some(vkQueueSubmit);
     let _: PFN_vkCreateCommandPool = Some(vkCreateCommandPool);
     let _: PFN_vkDestroyCommandPool = Some(vkDestroyCommandPool);
     let _: PFN_vkAllocateCommandBuffers = Some(vkAllocateCommandBuffers);

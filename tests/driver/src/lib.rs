@@ -267,6 +267,7 @@ entries! {
     Device c"vkGetDeviceQueue" => device::vkGetDeviceQueue,
     Device c"vkDeviceWaitIdle" => device::vkDeviceWaitIdle,
     Device c"vkQueueWaitIdle" => device::vkQueueWaitIdle,
+    Device c"vkQueueSubmit" => device::vkQueueSubmit,
     Device c"vkCreateCommandPool" => device::vkCreateCommandPool,
     Device c"vkDestroyCommandPool" => device::vkDestroyCommandPool,
     Device c"vkAllocateCommandBuffers" => device::vkAllocateCommandBuffers,

@@ -4,9 +4,37 @@
 
 use std::path::Path;
 
-use vk_layer_harness::{built_library, Harness};
+use vk_layer::vk::types::*;
+use vk_layer_harness::{built_library, App, Harness};
 
-vk_layer_harness::child_entry!();
+vk_layer_harness::child_entry!(five_more_draws_submitted);
+
+/// The application's own calls: the command buffer recorded again with five draws, submitted.
+fn five_more_draws_submitted(app: &App<'_>) {
+    // SAFETY: each command as its own PFN type, called on the run's live device, queue and
+    // command buffer (ended, its submit done: it may be recorded again).
+    unsafe {
+        let begin: PFN_vkBeginCommandBuffer = app.device_command(c"vkBeginCommandBuffer");
+        let draw: PFN_vkCmdDraw = app.device_command(c"vkCmdDraw");
+        let end: PFN_vkEndCommandBuffer = app.device_command(c"vkEndCommandBuffer");
+        let submit: PFN_vkQueueSubmit = app.device_command(c"vkQueueSubmit");
+        begin.unwrap()(app.command_buffer, &VkCommandBufferBeginInfo::default());
+        for _ in 0..5 {
+            draw.unwrap()(app.command_buffer, 3, 1, 0, 0);
+        }
+        end.unwrap()(app.command_buffer);
+        let info = VkSubmitInfo {
+            commandBufferCount: 1,
+            pCommandBuffers: &app.command_buffer,
+            ..Default::default()
+        };
+        let result = submit.unwrap()(app.queue, 1, &info, VkFence::NULL);
+        println!("own submit {result:?}");
+    }
+}
+
+/// Not listed in `child_entry!`.
+fn unlisted(_: &App<'_>) {}
 
 fn manifest() -> vk_layer::Manifest<'static> {
     vk_layer::Manifest {
@@ -42,6 +70,74 @@ fn counts_the_draws_of_a_device() {
         run.stdout.lines().any(|l| l == "SDK_DRAW_COUNT 3"),
         "{}",
         run.stdout
+    );
+}
+
+#[test]
+fn submits_reach_the_driver_through_the_layer() {
+    let run = Harness::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-sdk-submits"))
+        .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+        .device(3)
+        .submits(2)
+        .run();
+    assert!(
+        run.success && run.did("done"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    let submitted = run
+        .stdout
+        .lines()
+        .filter(|l| *l == "HARNESS submit VK_SUCCESS")
+        .count();
+    assert_eq!(submitted, 2, "{}", run.stdout);
+    assert_eq!(run.submitted(), Some((2, 6)), "{}", run.stdout);
+}
+
+#[test]
+fn the_applications_own_calls_go_through_the_layer() {
+    let run = Harness::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-sdk-calls"))
+        .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+        .device(3)
+        .calls(five_more_draws_submitted)
+        .run();
+    assert!(
+        run.success && run.did("done"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
+    );
+    assert!(
+        run.stdout.lines().any(|l| l == "own submit VK_SUCCESS"),
+        "{}",
+        run.stdout
+    );
+    // The layer counted the run's draws and the function's; the driver was given the function's.
+    assert!(
+        run.stdout.lines().any(|l| l == "SDK_DRAW_COUNT 8"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(run.submitted(), Some((1, 5)), "{}", run.stdout);
+}
+
+#[test]
+fn calls_not_listed_in_child_entry_fail_the_run_saying_so() {
+    let run = Harness::new(concat!(
+        env!("CARGO_TARGET_TMPDIR"),
+        "/harness-sdk-unlisted"
+    ))
+    .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+    .calls(unlisted)
+    .run();
+    assert!(!run.success && !run.did("done"), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("unlisted is not listed in this test file's child_entry!"),
+        "{}\n{}",
+        run.stdout,
+        run.stderr
     );
 }
 
