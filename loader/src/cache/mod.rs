@@ -342,13 +342,17 @@ impl Session {
     }
 
     fn compute_key(&mut self, manifest_path: &str, manifest: &DriverManifest, resolved: &str) -> Result<key::Key, String> {
-        let ([loader, machine], configuration, environment) = self.shared();
+        // The driver's own files first: one too young to identify (a driver being installed)
+        // ends it before the machine, the configuration and the environment are read.
+        let manifest_identity = inputs::identity(manifest_path)?;
+        let library_identity = inputs::identity(resolved)?;
         let search = match key::is_bare_name(&manifest.library_path) {
             true => Some((inputs::linker_cache()?, executable())),
             false => None,
         };
-        let library = key::library(&manifest.library_path, resolved, inputs::identity(resolved)?, search.as_ref().map(|(c, e)| (*c, e.as_str())));
-        Ok([key::manifest(manifest_path, inputs::identity(manifest_path)?), library, loader, machine, configuration?, environment])
+        let ([loader, machine], configuration, environment) = self.shared();
+        let library = key::library(&manifest.library_path, resolved, library_identity, search.as_ref().map(|(c, e)| (*c, e.as_str())));
+        Ok([key::manifest(manifest_path, manifest_identity), library, loader, machine, configuration?, environment])
     }
 
     /// Whether the driver of `manifest_path` may be answered from its record: a record that
