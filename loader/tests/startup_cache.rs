@@ -897,6 +897,45 @@ fn each_key_component_makes_a_stale_entry() {
     stale(&[("VK_LOADER_TEST_BUILD_ID", "another build".into())], "loader", "libvk_test_driver_a.so");
 }
 
+/// A manifest naming its library bare: the dynamic linker's search finds it, and the executable's
+/// `DT_RPATH` takes part in that search, so the record holds the executable. Another program finds
+/// the entry stale, and the log says that the program may be why, not only the library.
+#[test]
+fn a_bare_library_name_recorded_by_another_program_is_stale_saying_the_program_may_be_why() {
+    let mut s = setup("bare-name");
+    let bare = common::driver_manifest(&s.dir, "bare.json", Path::new("libvk_test_driver_a.so"));
+    age(&bare);
+    s.env.retain(|(k, _)| *k != "VK_DRIVER_FILES");
+    s.env.extend([("VK_DRIVER_FILES", bare.display().to_string()), ("LD_LIBRARY_PATH", s.dir.display().to_string())]);
+    run(&s, "pre", &[]);
+    let (warm, err) = run(&s, "pre", &[]);
+    assert_eq!(line(&warm, "MAPPED "), "", "warm for the program that recorded it\n{err}");
+    // The same test program under another name: another executable.
+    let other = s.dir.join("another-program");
+    std::fs::hard_link(std::env::current_exe().unwrap(), &other).or_else(|_| std::fs::copy(std::env::current_exe().unwrap(), &other).map(drop)).unwrap();
+    let no_layers = s.dir.join("no-layers");
+    std::fs::create_dir_all(&no_layers).unwrap();
+    let mut command = Command::new(&other);
+    for (var, _) in std::env::vars().filter(|(var, _)| var.starts_with("VK_")) {
+        command.env_remove(var);
+    }
+    let out = command
+        .args(["--exact", "scenario_entry", "--nocapture", "--test-threads=1"])
+        .env("SCENARIO", "startup")
+        .env("VK_IMPLICIT_LAYER_PATH", &no_layers)
+        .env("VK_LAYER_PATH", &no_layers)
+        .envs(s.env.iter().map(|(k, v)| (*k, v.as_str())))
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(line(&stdout, "MAPPED ").contains("libvk_test_driver_a.so"), "{stderr}");
+    assert!(
+        stderr.contains("its cache entry is stale: the library changed, or the program searching for it did (the manifest names it bare, and the search depends on the executable)"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn processes_in_two_environments_keep_each_its_own_record() {
     let s = setup("two-environments");

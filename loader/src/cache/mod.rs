@@ -420,6 +420,11 @@ impl Session {
             }
             _ => String::new(),
         };
+        // A bare library name is searched for, and the executable's DT_RPATH takes part in the
+        // search: the key holds the executable, so another program finds the entry stale too.
+        if component == "library" && key::is_bare_name(&manifest.library_path) {
+            return Err("its cache entry is stale: the library changed, or the program searching for it did (the manifest names it bare, and the search depends on the executable)".into());
+        }
         Err(format!("its cache entry is stale: the {component} changed{names}"))
     }
 
