@@ -46,21 +46,21 @@ fn manifest() -> vk_layer::Manifest<'static> {
     }
 }
 
+/// A run in `CARGO_TARGET_TMPDIR/<name>` with this package's layer installed.
+fn with_the_layer(name: &str) -> Harness {
+    Harness::new(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name))
+        .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+}
+
+/// The run succeeded to its end.
+fn assert_done(run: &vk_layer_harness::Run) {
+    assert!(run.success && run.did("done"), "{}\n{}", run.stdout, run.stderr);
+}
+
 #[test]
 fn counts_the_draws_of_a_device() {
-    let run = Harness::new(concat!(
-        env!("CARGO_TARGET_TMPDIR"),
-        "/harness-sdk-draw-count"
-    ))
-    .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
-    .device(3)
-    .run();
-    assert!(
-        run.success && run.did("done"),
-        "{}\n{}",
-        run.stdout,
-        run.stderr
-    );
+    let run = with_the_layer("harness-sdk-draw-count").device(3).run();
+    assert_done(&run);
     assert!(
         run.did("device VK_SUCCESS") && run.did("draws 3"),
         "{}",
@@ -75,17 +75,11 @@ fn counts_the_draws_of_a_device() {
 
 #[test]
 fn submits_reach_the_driver_through_the_layer() {
-    let run = Harness::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-sdk-submits"))
-        .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+    let run = with_the_layer("harness-sdk-submits")
         .device(3)
         .submits(2)
         .run();
-    assert!(
-        run.success && run.did("done"),
-        "{}\n{}",
-        run.stdout,
-        run.stderr
-    );
+    assert_done(&run);
     let submitted = run
         .stdout
         .lines()
@@ -97,17 +91,11 @@ fn submits_reach_the_driver_through_the_layer() {
 
 #[test]
 fn the_applications_own_calls_go_through_the_layer() {
-    let run = Harness::new(concat!(env!("CARGO_TARGET_TMPDIR"), "/harness-sdk-calls"))
-        .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
+    let run = with_the_layer("harness-sdk-calls")
         .device(3)
         .calls(five_more_draws_submitted)
         .run();
-    assert!(
-        run.success && run.did("done"),
-        "{}\n{}",
-        run.stdout,
-        run.stderr
-    );
+    assert_done(&run);
     assert!(
         run.stdout.lines().any(|l| l == "own submit VK_SUCCESS"),
         "{}",
@@ -124,13 +112,7 @@ fn the_applications_own_calls_go_through_the_layer() {
 
 #[test]
 fn calls_not_listed_in_child_entry_fail_the_run_saying_so() {
-    let run = Harness::new(concat!(
-        env!("CARGO_TARGET_TMPDIR"),
-        "/harness-sdk-unlisted"
-    ))
-    .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
-    .calls(unlisted)
-    .run();
+    let run = with_the_layer("harness-sdk-unlisted").calls(unlisted).run();
     assert!(!run.success && !run.did("done"), "{}", run.stdout);
     assert!(
         run.stderr
@@ -143,12 +125,7 @@ fn calls_not_listed_in_child_entry_fail_the_run_saying_so() {
 
 #[test]
 fn without_a_device_nothing_is_counted() {
-    let run = Harness::new(concat!(
-        env!("CARGO_TARGET_TMPDIR"),
-        "/harness-sdk-no-device"
-    ))
-    .layer(&manifest(), &built_library("libVkLayer_sdk_draw_count.so"))
-    .run();
+    let run = with_the_layer("harness-sdk-no-device").run();
     assert!(
         run.did("instance VK_SUCCESS") && run.did("done"),
         "{}\n{}",
