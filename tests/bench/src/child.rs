@@ -316,15 +316,27 @@ pub fn driver_cmd_draw() -> Result<CmdDraw, String> {
 /// dirty part of the first (heap, relocated data: what no other process can share).
 fn memory(loader_path: &str, layers: &[*const c_char]) -> Result<(), String> {
     let (base, base_private) = (rss_kib(), private_dirty_kib());
+    keep_smaps("base");
     let loader = Loader::open(loader_path)?;
     let instance = loader.create(layers)?;
     emit("rss_instance_added_kib", rss_kib() - base);
     emit("private_instance_added_kib", private_dirty_kib() - base_private);
+    keep_smaps("instance");
     loader.destroy(instance);
     let recording = Recording::new(&loader, layers)?;
     emit("rss_device_added_kib", rss_kib() - base);
+    keep_smaps("device");
     drop(recording);
     Ok(())
+}
+
+/// With `LOADER_BENCH_SMAPS_DIR` set, a copy of /proc/self/smaps at each point of `memory`
+/// (`<dir>/<pid>-<point>`): what each mapping holds resident, to see where a loader's memory is.
+fn keep_smaps(point: &str) {
+    if let Some(dir) = std::env::var_os("LOADER_BENCH_SMAPS_DIR") {
+        let smaps = std::fs::read("/proc/self/smaps").unwrap_or_default();
+        let _ = std::fs::write(std::path::Path::new(&dir).join(format!("{}-{point}", std::process::id())), smaps);
+    }
 }
 
 /// `Private_Dirty` of the whole process, from /proc/self/smaps_rollup.

@@ -92,6 +92,10 @@ impl Sandbox {
         if let Some(v) = std::env::var_os("VK_LOADER_DEBUG") {
             command.env("VK_LOADER_DEBUG", v);
         }
+        // And so a reader can see where the memory goes (see `child::keep_smaps`).
+        if let Some(v) = std::env::var_os("LOADER_BENCH_SMAPS_DIR") {
+            command.env("LOADER_BENCH_SMAPS_DIR", v);
+        }
         let r = &self.root;
         let data_home = if scenario == Scenario::LayerManifests { "data-layers" } else { "data" };
         command
