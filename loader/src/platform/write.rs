@@ -17,6 +17,11 @@ pub fn create_own_dir_all(path: &str, mode: libc::mode_t) -> Result<(), String> 
     // SAFETY: geteuid has no preconditions.
     let me = unsafe { libc::geteuid() };
     let owner = |dir: &str| super::stat(dir).ok().filter(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR).map(|st| st.st_uid);
+    // Made before (every write but the first): the walk below would find each part there and
+    // end with the same answer, at a `stat` per part.
+    if owner(path) == Some(me) {
+        return Ok(());
+    }
     let mut prefix = String::new();
     let mut parent_owner = owner("/");
     for part in path.split('/').filter(|p| !p.is_empty()) {
