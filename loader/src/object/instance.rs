@@ -242,6 +242,25 @@ impl Instance {
         }
     }
 
+    /// Has each lazy driver of this instance run `then(instance, index)` once it is loaded, before
+    /// the call that loaded it goes on (`index`: its place among the instance's drivers, which
+    /// must not change afterwards): what the instance does with a driver once it is live.
+    pub fn when_lazy_drivers_live(&self, then: fn(&Instance, usize)) {
+        let address = self as *const Instance as usize;
+        for (index, d) in self.drivers.iter().enumerate() {
+            if let Some(lazy) = &d.lazy {
+                lazy.on_live(Box::new(move || {
+                    // SAFETY: an instance lives in its box, at one address, from
+                    // `chain::drivers::new_instance` until it is freed, and its drivers, whose lazy
+                    // drivers keep this closure, go with it or before: the closure runs while it
+                    // lives. Only shared references to it are made once its drivers can be loaded.
+                    let instance = unsafe { &*(address as *const Instance) };
+                    then(instance, index);
+                }));
+            }
+        }
+    }
+
     /// Points this instance's physical devices of lazy driver `index`, now live, at the live
     /// driver's devices.
     pub fn point_lazy_devices(&self, index: usize) {
