@@ -30,7 +30,7 @@ pub struct DriverInstance {
     pub extensions: ExtensionSet,
     /// A driver answered from the driver cache and loaded at its first real use (`crate::lazy`):
     /// `table` and `handle` are then the lazy driver's front until it is loaded.
-    pub lazy: Option<Box<crate::lazy::Lazy>>,
+    pub lazy: Option<std::sync::Arc<crate::lazy::Lazy>>,
 }
 
 impl DriverInstance {
@@ -47,7 +47,7 @@ impl DriverInstance {
     /// The driver's instance table and handle: the live driver's, once a lazy driver is loaded.
     pub fn live(&self) -> (&InstanceDispatch, VkInstance) {
         match self.lazy.as_ref().and_then(|l| l.live()) {
-            Some(live) => (&live.table, live.handle),
+            Some(live) => (live.instance.table(), live.instance.handle()),
             None => (&self.table, self.handle),
         }
     }
