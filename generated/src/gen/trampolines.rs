@@ -55,10 +55,8 @@ pub unsafe extern "system" fn terminator_vkAcquireDrmDisplayEXT(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkAcquireDrmDisplayEXT } {
@@ -66,12 +64,10 @@ pub unsafe extern "system" fn terminator_vkAcquireDrmDisplayEXT(
         // the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, drmFd, display) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(physicalDevice, "vkAcquireDrmDisplayEXT")
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkAcquireDrmDisplayEXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkAcquireDrmDisplayEXT",
@@ -262,10 +258,8 @@ pub unsafe extern "system" fn terminator_vkAcquireWinrtDisplayNV(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkAcquireWinrtDisplayNV } {
@@ -273,12 +267,10 @@ pub unsafe extern "system" fn terminator_vkAcquireWinrtDisplayNV(
         // the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, display) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(physicalDevice, "vkAcquireWinrtDisplayNV")
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkAcquireWinrtDisplayNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkAcquireWinrtDisplayNV",
@@ -343,10 +335,8 @@ pub unsafe extern "system" fn terminator_vkAcquireXlibDisplayEXT(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkAcquireXlibDisplayEXT } {
@@ -354,12 +344,10 @@ pub unsafe extern "system" fn terminator_vkAcquireXlibDisplayEXT(
         // the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, dpy, display) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(physicalDevice, "vkAcquireXlibDisplayEXT")
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkAcquireXlibDisplayEXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkAcquireXlibDisplayEXT",
@@ -9086,10 +9074,8 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkCreateDisplayModeKHR } {
@@ -9097,12 +9083,10 @@ pub unsafe extern "system" fn terminator_vkCreateDisplayModeKHR(
         // the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, display, pCreateInfo, pAllocator, pMode) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(physicalDevice, "vkCreateDisplayModeKHR")
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkCreateDisplayModeKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkCreateDisplayModeKHR",
@@ -12101,10 +12085,8 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceQueueFamilyPer
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -12117,15 +12099,10 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceQueueFamilyPer
             f(handle, queueFamilyIndex, pCounterCount, pCounters, pCounterDescriptions)
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkEnumeratePhysicalDeviceQueueFamilyPerformanceCountersByRegionARM",
@@ -12212,10 +12189,8 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceQueueFamilyPer
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -12228,15 +12203,10 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceQueueFamilyPer
             f(handle, queueFamilyIndex, pCounterCount, pCounters, pCounterDescriptions)
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkEnumeratePhysicalDeviceQueueFamilyPerformanceQueryCountersKHR",
@@ -12309,10 +12279,8 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceShaderInstrume
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -12323,15 +12291,10 @@ pub unsafe extern "system" fn terminator_vkEnumeratePhysicalDeviceShaderInstrume
         // usage.
         return unsafe { f(handle, pDescriptionCount, pDescriptions) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkEnumeratePhysicalDeviceShaderInstrumentationMetricsARM",
@@ -13770,10 +13733,8 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetDisplayModeProperties2KHR } {
@@ -13781,15 +13742,10 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModeProperties2KHR(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, display, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetDisplayModeProperties2KHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetDisplayModeProperties2KHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetDisplayModeProperties2KHR",
@@ -13864,10 +13820,8 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModePropertiesKHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetDisplayModePropertiesKHR } {
@@ -13875,15 +13829,10 @@ pub unsafe extern "system" fn terminator_vkGetDisplayModePropertiesKHR(
         // and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, display, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetDisplayModePropertiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetDisplayModePropertiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetDisplayModePropertiesKHR",
@@ -13956,10 +13905,8 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilities2KHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetDisplayPlaneCapabilities2KHR } {
@@ -13967,15 +13914,10 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilities2KHR(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pDisplayPlaneInfo, pCapabilities) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetDisplayPlaneCapabilities2KHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetDisplayPlaneCapabilities2KHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetDisplayPlaneCapabilities2KHR",
@@ -14049,10 +13991,8 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetDisplayPlaneCapabilitiesKHR } {
@@ -14060,15 +14000,10 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneCapabilitiesKHR(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, mode, planeIndex, pCapabilities) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetDisplayPlaneCapabilitiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetDisplayPlaneCapabilitiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetDisplayPlaneCapabilitiesKHR",
@@ -14143,10 +14078,8 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneSupportedDisplaysKHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetDisplayPlaneSupportedDisplaysKHR } {
@@ -14154,15 +14087,10 @@ pub unsafe extern "system" fn terminator_vkGetDisplayPlaneSupportedDisplaysKHR(
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, planeIndex, pDisplayCount, pDisplays) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetDisplayPlaneSupportedDisplaysKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetDisplayPlaneSupportedDisplaysKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetDisplayPlaneSupportedDisplaysKHR",
@@ -14232,10 +14160,8 @@ pub unsafe extern "system" fn terminator_vkGetDrmDisplayEXT(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetDrmDisplayEXT } {
@@ -14243,10 +14169,7 @@ pub unsafe extern "system" fn terminator_vkGetDrmDisplayEXT(
         // caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, drmFd, connectorId, display) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe { crate::lazy::driver_loaded_for(physicalDevice, "vkGetDrmDisplayEXT") }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(loader_pd, "vkGetDrmDisplayEXT");
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetDrmDisplayEXT",
@@ -15567,10 +15490,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCalibrateableTimeDom
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceCalibrateableTimeDomainsKHR } {
@@ -15578,15 +15499,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCalibrateableTimeDom
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pTimeDomainCount, pTimeDomains) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceCalibrateableTimeDomainsKHR",
@@ -15659,10 +15575,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixFle
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -15673,15 +15587,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixFle
         // valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceCooperativeMatrixFlexibleDimensionsPropertiesNV",
@@ -15754,10 +15663,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -15767,15 +15674,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pCooperativeMatrixInfo, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceCooperativeMatrixProperties2EXT",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceCooperativeMatrixProperties2EXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceCooperativeMatrixProperties2EXT",
@@ -15846,10 +15748,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -15859,15 +15759,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceCooperativeMatrixPropertiesKHR",
@@ -15937,10 +15832,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -15950,15 +15843,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeMatrixPro
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceCooperativeMatrixPropertiesNV",
@@ -16028,10 +15916,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeVectorPro
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -16041,15 +15927,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceCooperativeVectorPro
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceCooperativeVectorPropertiesNV",
@@ -16118,10 +15999,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDescriptorSizeEXT(
 ) -> VkDeviceSize {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceDescriptorSizeEXT } {
@@ -16129,15 +16008,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDescriptorSizeEXT(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, descriptorType) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceDescriptorSizeEXT",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceDescriptorSizeEXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceDescriptorSizeEXT",
@@ -16206,10 +16080,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDirectFBPresentation
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -16219,15 +16091,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDirectFBPresentation
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, dfb) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceDirectFBPresentationSupportEXT",
@@ -16298,10 +16165,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceDisplayPlaneProperties2KHR } {
@@ -16309,15 +16174,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceDisplayPlaneProperties2KHR",
@@ -16388,10 +16248,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceDisplayPlanePropertiesKHR } {
@@ -16399,15 +16257,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPlaneProperti
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceDisplayPlanePropertiesKHR",
@@ -16479,10 +16332,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KH
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceDisplayProperties2KHR } {
@@ -16490,15 +16341,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayProperties2KH
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceDisplayProperties2KHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceDisplayProperties2KHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceDisplayProperties2KHR",
@@ -16570,10 +16416,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPropertiesKHR
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceDisplayPropertiesKHR } {
@@ -16581,15 +16425,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceDisplayPropertiesKHR
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceDisplayPropertiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceDisplayPropertiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceDisplayPropertiesKHR",
@@ -16661,10 +16500,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalBufferProper
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceExternalBufferProperties } {
@@ -16672,15 +16509,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalBufferProper
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pExternalBufferInfo, pExternalBufferProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceExternalBufferProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceExternalBufferProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceExternalBufferProperties",
@@ -16752,10 +16584,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalFencePropert
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceExternalFenceProperties } {
@@ -16763,15 +16593,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalFencePropert
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pExternalFenceInfo, pExternalFenceProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceExternalFenceProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceExternalFenceProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceExternalFenceProperties",
@@ -16863,10 +16688,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalImageFormatP
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -16887,15 +16710,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalImageFormatP
             )
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceExternalImageFormatPropertiesNV",
@@ -16971,10 +16789,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalSemaphorePro
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceExternalSemaphoreProperties } {
@@ -16984,15 +16800,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalSemaphorePro
             f(handle, pExternalSemaphoreInfo, pExternalSemaphoreProperties)
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceExternalSemaphoreProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceExternalSemaphoreProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceExternalSemaphoreProperties",
@@ -17062,10 +16873,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalTensorProper
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceExternalTensorPropertiesARM } {
@@ -17073,15 +16882,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceExternalTensorProper
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pExternalTensorInfo, pExternalTensorProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceExternalTensorPropertiesARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceExternalTensorPropertiesARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceExternalTensorPropertiesARM",
@@ -17149,10 +16953,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFeatures(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceFeatures } {
@@ -17160,12 +16962,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFeatures(
         // and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pFeatures) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(physicalDevice, "vkGetPhysicalDeviceFeatures")
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceFeatures",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceFeatures",
@@ -17227,10 +17027,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFeatures2(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceFeatures2 } {
@@ -17238,15 +17036,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFeatures2(
         // and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pFeatures) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceFeatures2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceFeatures2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceFeatures2",
@@ -17312,10 +17105,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFormatProperties(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceFormatProperties } {
@@ -17323,15 +17114,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFormatProperties(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, format, pFormatProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceFormatProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceFormatProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceFormatProperties",
@@ -17403,10 +17189,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFormatProperties2(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceFormatProperties2 } {
@@ -17414,15 +17198,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFormatProperties2(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, format, pFormatProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceFormatProperties2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceFormatProperties2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceFormatProperties2",
@@ -17493,10 +17272,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFragmentShadingRates
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceFragmentShadingRatesKHR } {
@@ -17504,15 +17281,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceFragmentShadingRates
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pFragmentShadingRateCount, pFragmentShadingRates) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceFragmentShadingRatesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceFragmentShadingRatesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceFragmentShadingRatesKHR",
@@ -17594,10 +17366,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceImageFormatPropertie
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceImageFormatProperties } {
@@ -17607,15 +17377,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceImageFormatPropertie
             f(handle, format, r#type, tiling, usage, flags, pImageFormatProperties)
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceImageFormatProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceImageFormatProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceImageFormatProperties",
@@ -17691,10 +17456,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceImageFormatPropertie
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceImageFormatProperties2 } {
@@ -17702,15 +17465,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceImageFormatPropertie
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pImageFormatInfo, pImageFormatProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceImageFormatProperties2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceImageFormatProperties2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceImageFormatProperties2",
@@ -17780,10 +17538,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMemoryProperties(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceMemoryProperties } {
@@ -17791,15 +17547,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMemoryProperties(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pMemoryProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceMemoryProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceMemoryProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceMemoryProperties",
@@ -17868,10 +17619,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMemoryProperties2(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceMemoryProperties2 } {
@@ -17879,15 +17628,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMemoryProperties2(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pMemoryProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceMemoryProperties2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceMemoryProperties2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceMemoryProperties2",
@@ -17957,10 +17701,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMultisamplePropertie
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceMultisamplePropertiesEXT } {
@@ -17968,15 +17710,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceMultisamplePropertie
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, samples, pMultisampleProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceMultisamplePropertiesEXT",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceMultisamplePropertiesEXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceMultisamplePropertiesEXT",
@@ -18055,10 +17792,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceOpticalFlowImageForm
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceOpticalFlowImageFormatsNV } {
@@ -18068,15 +17803,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceOpticalFlowImageForm
             f(handle, pOpticalFlowImageFormatInfo, pFormatCount, pImageFormatProperties)
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceOpticalFlowImageFormatsNV",
@@ -18151,10 +17881,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDevicePresentRectanglesKHR
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDevicePresentRectanglesKHR } {
@@ -18162,15 +17890,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDevicePresentRectanglesKHR
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, surface, pRectCount, pRects) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDevicePresentRectanglesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDevicePresentRectanglesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDevicePresentRectanglesKHR",
@@ -18239,10 +17962,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceProperties(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceProperties } {
@@ -18250,15 +17971,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceProperties(
         // and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceProperties",
@@ -18324,10 +18040,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceProperties2(
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceProperties2 } {
@@ -18335,15 +18049,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceProperties2(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceProperties2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceProperties2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceProperties2",
@@ -18416,10 +18125,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -18432,15 +18139,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
             f(handle, queueFamilyIndex, pQueueFamilyDataGraphProperties, pProperties)
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyDataGraphEngineOperationPropertiesARM",
@@ -18529,10 +18231,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -18552,15 +18252,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
             )
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyDataGraphOpticalFlowImageFormatsARM",
@@ -18642,10 +18337,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -18662,15 +18355,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
             )
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyDataGraphProcessingEnginePropertiesARM",
@@ -18750,10 +18438,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -18770,15 +18456,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyDataGraph
             )
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyDataGraphPropertiesARM",
@@ -18850,10 +18531,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPerforman
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -18864,15 +18543,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPerforman
         // usage.
         return unsafe { f(handle, pPerformanceQueryCreateInfo, pNumPasses) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyPerformanceQueryPassesKHR",
@@ -18944,10 +18618,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceQueueFamilyProperties } {
@@ -18955,15 +18627,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pQueueFamilyPropertyCount, pQueueFamilyProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyProperties",
@@ -19035,10 +18702,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceQueueFamilyProperties2 } {
@@ -19046,15 +18711,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceQueueFamilyPropertie
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pQueueFamilyPropertyCount, pQueueFamilyProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceQueueFamilyProperties2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceQueueFamilyProperties2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceQueueFamilyProperties2",
@@ -19124,10 +18784,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceScreenPresentationSu
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -19137,15 +18795,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceScreenPresentationSu
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, window) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceScreenPresentationSupportQNX",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceScreenPresentationSupportQNX",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceScreenPresentationSupportQNX",
@@ -19237,10 +18890,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSparseImageFormatProperties } {
@@ -19259,15 +18910,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
             )
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSparseImageFormatProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSparseImageFormatProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSparseImageFormatProperties",
@@ -19345,10 +18991,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
 ) {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -19358,15 +19002,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSparseImageFormatPro
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pFormatInfo, pPropertyCount, pProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSparseImageFormatProperties2",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSparseImageFormatProperties2",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSparseImageFormatProperties2",
@@ -19440,10 +19079,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSupportedFramebuffer
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -19454,15 +19091,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSupportedFramebuffer
         // valid usage.
         return unsafe { f(handle, pCombinationCount, pCombinations) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSupportedFramebufferMixedSamplesCombinationsNV",
@@ -19533,10 +19165,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfaceCapabilities2EXT } {
@@ -19544,15 +19174,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, surface, pSurfaceCapabilities) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfaceCapabilities2EXT",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfaceCapabilities2EXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfaceCapabilities2EXT",
@@ -19624,10 +19249,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfaceCapabilities2KHR } {
@@ -19635,15 +19258,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilities2
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pSurfaceInfo, pSurfaceCapabilities) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfaceCapabilities2KHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfaceCapabilities2KHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfaceCapabilities2KHR",
@@ -19715,10 +19333,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilitiesK
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfaceCapabilitiesKHR } {
@@ -19726,15 +19342,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceCapabilitiesK
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, surface, pSurfaceCapabilities) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfaceCapabilitiesKHR",
@@ -19808,10 +19419,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfaceFormats2KHR } {
@@ -19819,15 +19428,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormats2KHR(
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pSurfaceInfo, pSurfaceFormatCount, pSurfaceFormats) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfaceFormats2KHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfaceFormats2KHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfaceFormats2KHR",
@@ -19902,10 +19506,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormatsKHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfaceFormatsKHR } {
@@ -19913,15 +19515,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceFormatsKHR(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, surface, pSurfaceFormatCount, pSurfaceFormats) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfaceFormatsKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfaceFormatsKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfaceFormatsKHR",
@@ -19995,10 +19592,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfacePresentModes2EXT } {
@@ -20006,15 +19601,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModes2
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pSurfaceInfo, pPresentModeCount, pPresentModes) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfacePresentModes2EXT",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfacePresentModes2EXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfacePresentModes2EXT",
@@ -20089,10 +19679,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModesK
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfacePresentModesKHR } {
@@ -20100,15 +19688,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfacePresentModesK
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, surface, pPresentModeCount, pPresentModes) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfacePresentModesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfacePresentModesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfacePresentModesKHR",
@@ -20183,10 +19766,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceSurfaceSupportKHR } {
@@ -20194,15 +19775,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceSurfaceSupportKHR(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, surface, pSupported) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceSurfaceSupportKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceSurfaceSupportKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceSurfaceSupportKHR",
@@ -20275,10 +19851,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceToolProperties } {
@@ -20286,15 +19860,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceToolProperties(
         // device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pToolCount, pToolProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceToolProperties",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceToolProperties",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceToolProperties",
@@ -20364,10 +19933,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceUbmPresentationSuppo
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceUbmPresentationSupportSEC } {
@@ -20375,15 +19942,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceUbmPresentationSuppo
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, device) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceUbmPresentationSupportSEC",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceUbmPresentationSupportSEC",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceUbmPresentationSupportSEC",
@@ -20454,10 +20016,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoCapabilitiesKHR
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceVideoCapabilitiesKHR } {
@@ -20465,15 +20025,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoCapabilitiesKHR
         // this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, pVideoProfile, pCapabilities) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceVideoCapabilitiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceVideoCapabilitiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceVideoCapabilitiesKHR",
@@ -20544,10 +20099,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoEncodeQualityLe
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -20558,15 +20111,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoEncodeQualityLe
         // usage.
         return unsafe { f(handle, pQualityLevelInfo, pQualityLevelProperties) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceVideoEncodeQualityLevelPropertiesKHR",
@@ -20646,10 +20194,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoFormatPropertie
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceVideoFormatPropertiesKHR } {
@@ -20664,15 +20210,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceVideoFormatPropertie
             )
         };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceVideoFormatPropertiesKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceVideoFormatPropertiesKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceVideoFormatPropertiesKHR",
@@ -20744,10 +20285,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceWaylandPresentationS
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe {
@@ -20757,15 +20296,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceWaylandPresentationS
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, display) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceWaylandPresentationSupportKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceWaylandPresentationSupportKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceWaylandPresentationSupportKHR",
@@ -20833,10 +20367,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceWin32PresentationSup
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceWin32PresentationSupportKHR } {
@@ -20844,15 +20376,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceWin32PresentationSup
         // handle for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceWin32PresentationSupportKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceWin32PresentationSupportKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceWin32PresentationSupportKHR",
@@ -20924,10 +20451,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceXcbPresentationSuppo
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceXcbPresentationSupportKHR } {
@@ -20935,15 +20460,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceXcbPresentationSuppo
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, connection, visual_id) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceXcbPresentationSupportKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceXcbPresentationSupportKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceXcbPresentationSupportKHR",
@@ -21017,10 +20537,8 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceXlibPresentationSupp
 ) -> VkBool32 {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetPhysicalDeviceXlibPresentationSupportKHR } {
@@ -21028,15 +20546,10 @@ pub unsafe extern "system" fn terminator_vkGetPhysicalDeviceXlibPresentationSupp
         // for this device and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, queueFamilyIndex, dpy, visualID) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(
-                physicalDevice,
-                "vkGetPhysicalDeviceXlibPresentationSupportKHR",
-            )
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetPhysicalDeviceXlibPresentationSupportKHR",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetPhysicalDeviceXlibPresentationSupportKHR",
@@ -21469,10 +20982,8 @@ pub unsafe extern "system" fn terminator_vkGetRandROutputDisplayEXT(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetRandROutputDisplayEXT } {
@@ -21480,12 +20991,10 @@ pub unsafe extern "system" fn terminator_vkGetRandROutputDisplayEXT(
         // and the caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, dpy, rrOutput, pDisplay) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe {
-            crate::lazy::driver_loaded_for(physicalDevice, "vkGetRandROutputDisplayEXT")
-        }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(
+        loader_pd,
+        "vkGetRandROutputDisplayEXT",
+    );
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetRandROutputDisplayEXT",
@@ -22309,10 +21818,8 @@ pub unsafe extern "system" fn terminator_vkGetWinrtDisplayNV(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkGetWinrtDisplayNV } {
@@ -22320,10 +21827,7 @@ pub unsafe extern "system" fn terminator_vkGetWinrtDisplayNV(
         // caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, deviceRelativeId, pDisplay) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe { crate::lazy::driver_loaded_for(physicalDevice, "vkGetWinrtDisplayNV") }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(loader_pd, "vkGetWinrtDisplayNV");
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkGetWinrtDisplayNV",
@@ -23113,10 +22617,8 @@ pub unsafe extern "system" fn terminator_vkReleaseDisplayEXT(
 ) -> VkResult {
     // SAFETY: at the end of the instance chain a `VkPhysicalDevice` is the loader's
     // `TerminatorPhysicalDevice` (loader ABI), which lives as long as its instance.
-    let (table, handle) = unsafe {
-        &*(physicalDevice.0 as *const TerminatorPhysicalDevice)
-    }
-        .driver();
+    let loader_pd = unsafe { &*(physicalDevice.0 as *const TerminatorPhysicalDevice) };
+    let (table, handle) = loader_pd.driver();
     // SAFETY: a driver's table lives as long as the driver, which outlives the instances made with it;
     // its slots are filled before the table is published and not written again.
     if let Some(f) = unsafe { (*table).vkReleaseDisplayEXT } {
@@ -23124,10 +22626,7 @@ pub unsafe extern "system" fn terminator_vkReleaseDisplayEXT(
         // caller's other arguments, valid per the command's valid usage.
         return unsafe { f(handle, display) };
     }
-    let mut load = || {
-        // SAFETY: `physicalDevice` is the loader's physical device at the end of the chain (above).
-        unsafe { crate::lazy::driver_loaded_for(physicalDevice, "vkReleaseDisplayEXT") }
-    };
+    let mut load = || crate::lazy::driver_loaded_for(loader_pd, "vkReleaseDisplayEXT");
     let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
     match crate::ffi::guard(
         "vkReleaseDisplayEXT",

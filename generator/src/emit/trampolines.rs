@@ -312,13 +312,13 @@ fn terminator_body(command: &Command) -> TokenStream {
         "the driver's own `{name}`, called with its handle for this device and the caller's other \
          arguments, valid per the command's valid usage."
     ));
-    let load = safety(&format!("`{first}` is the loader's physical device at the end of the chain (above)."));
     let again = safety(
         "the caller's arguments again; the driver is live now, so the slot is read from its own table.",
     );
     quote! {
         #device
-        let (table, handle) = unsafe { &*(#first.0 as *const TerminatorPhysicalDevice) }.driver();
+        let loader_pd = unsafe { &*(#first.0 as *const TerminatorPhysicalDevice) };
+        let (table, handle) = loader_pd.driver();
         #read_slot
         if let Some(f) = unsafe { (*table).#slot } {
             #call
@@ -326,10 +326,7 @@ fn terminator_body(command: &Command) -> TokenStream {
         }
         // Loading a driver reads files and runs the driver's code: a panic there is this call's
         // failure, not an unwind into the application (one `guard` for every terminator).
-        let mut load = || {
-            #load
-            unsafe { crate::lazy::driver_loaded_for(#first, #name) }
-        };
+        let mut load = || crate::lazy::driver_loaded_for(loader_pd, #name);
         let load: &mut dyn FnMut() -> crate::lazy::DriverLoad = &mut load;
         match crate::ffi::guard(#name, crate::lazy::DriverLoad::Failed, load) {
             crate::lazy::DriverLoad::Now => {

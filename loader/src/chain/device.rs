@@ -81,11 +81,7 @@ pub(crate) fn create_without_layers(pd: &PhysicalDevice, info: DeviceCreateInfo<
     settle_commands_of_instance_extensions(&mut table, pd.instance());
     fields.debug_objects = debug_objects;
     fields.table = table;
-    // SAFETY: the slots live in the device's data until vkDestroyDevice forgets them
-    // (`device_destroyed`); the device is live and the driver's vkGetDeviceProcAddr answers for it
-    // until then.
-    unsafe { crate::dispatch::unknown::device_created(&fields.unknown, device.handle(), device.gdpa()) };
-    data.install(device);
+    crate::dispatch::unknown::device_created(data.install(device));
     Ok(device.handle())
 }
 

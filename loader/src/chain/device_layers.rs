@@ -6,7 +6,6 @@
 
 use std::ffi::{c_char, c_void, CStr};
 
-use vk_generated::layer_abi::*;
 use vk_generated::types::*;
 
 use crate::given::allocator::Allocator;
@@ -18,7 +17,7 @@ use crate::debug::log::{self, Level};
 use crate::ffi::skip_loader_structs;
 use crate::ffi;
 use crate::load::calls::DeviceCalls;
-use crate::load::layer::{Gdpa, Gipa, LoadedLayer};
+use crate::load::device_chain::{DeviceChainEnd, DeviceChainStart};
 use crate::object::device::{DeviceData, DeviceInCreation, HandedDown};
 use crate::object::instance::{Instance, PhysicalDevice};
 
@@ -48,117 +47,39 @@ unsafe extern "system" fn set_device_loader_data(device: VkDevice, object: *mut 
 /// `info` the create info as the top layer must see it (its device group naming the handles that
 /// layer returned).
 pub fn create_device(pd: HandedOutPhysicalDevice, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<VkDevice, VkResult> {
-    let Some((instance, chain)) = pd.instance().and_then(|i| Some((i, i.layers.as_deref()?))) else {
+    let Some((instance, start)) = pd.device_chain() else {
         return Err(VkResult::ERROR_INITIALIZATION_FAILED);
     };
-    let layers: Vec<&LoadedLayer> = chain.layers.iter().map(|l| &l.loaded).collect();
     if log::enabled(Level::Layer) {
-        let names: Vec<&str> = chain.layers.iter().filter(|l| l.loaded.gdpa.is_some()).map(|l| l.manifest.name.as_str()).collect();
+        let chain = instance.layers.iter().flat_map(|chain| chain.layers.iter());
+        let names: Vec<&str> = chain.filter(|l| l.loaded.gdpa.is_some()).map(|l| l.manifest.name.as_str()).collect();
         log!(Level::Layer, "device layer chain, application first: {} -> driver", names.join(" -> "));
     }
-    let top_handle = pd.chain_calls().handle();
-    // SAFETY: the chain's terminator, the instance handle its top layer knows and the handle that
-    // layer returned for the device (both of the device's own instance); a valid create info as
-    // that layer must see it and valid callbacks (`DeviceCreateInfo`, `Allocator`).
-    let (device, mut data) = unsafe { create_device_chain(&layers, chain.terminator_gipa, instance.chain_handle, top_handle, info.raw(), allocator.as_ptr()) }?;
+    let (device, mut data) = create_device_chain(&start, info, allocator)?;
     crate::chain::device::settle_commands_of_instance_extensions(&mut data.get_mut().table, Some(instance));
     // A layer that wrapped the device gets the loader's dispatch pointer in its wrapper too.
-    data.install(device);
+    crate::dispatch::unknown::device_created(data.install(device));
     Ok(device.handle())
 }
 
-/// Creates a device through `layers` (those without `vkGetDeviceProcAddr` are left out), top
-/// first, given the instance chain's terminator `vkGetInstanceProcAddr` and the physical device
-/// handle the top one expects (the terminator-level one when there is no layer). Returns the
-/// device and its data, whose table is filled from the top.
-///
-/// # Safety
-/// `instance_handle` must be the instance the first of `layers` knows (the instance chain's
-/// handle) and `physical_device` a physical device it returned (or, without layers, a
-/// terminator-level one of this loader); `info` valid as for [`create_device`] (its device group
-/// naming handles the first layer knows); `allocator` NULL or valid callbacks.
-unsafe fn create_device_chain(
-    layers: &[&LoadedLayer],
-    terminator_gipa: Gipa,
-    instance_handle: VkInstance,
-    physical_device: VkPhysicalDevice,
-    info: &VkDeviceCreateInfo,
-    allocator: *const VkAllocationCallbacks,
-) -> Result<(DeviceCalls, NewDeviceData), VkResult> {
-    let layers: Vec<&LoadedLayer> = layers.iter().copied().filter(|l| l.gdpa.is_some()).collect();
-    let mut links: Vec<VkLayerDeviceLink> = layers
-        .iter()
-        .skip(1)
-        .map(|l| VkLayerDeviceLink { pNext: std::ptr::null_mut(), pfnNextGetInstanceProcAddr: Some(l.gipa), pfnNextGetDeviceProcAddr: l.gdpa })
-        .collect();
-    links.push(VkLayerDeviceLink { pNext: std::ptr::null_mut(), pfnNextGetInstanceProcAddr: Some(terminator_gipa), pfnNextGetDeviceProcAddr: Some(terminator_gdpa) });
-    for i in 1..links.len() {
-        let next: *mut VkLayerDeviceLink = &mut links[i];
-        links[i - 1].pNext = next;
-    }
-    let data_callback = VkLayerDeviceCreateInfo {
-        pNext: info.pNext,
-        function: VkLayerFunction::LOADER_DATA_CALLBACK,
-        u: VkLayerDeviceCreateInfoUnion { pfnSetDeviceLoaderData: Some(set_device_loader_data) },
-        ..Default::default()
-    };
-    let link_info = VkLayerDeviceCreateInfo {
-        pNext: &data_callback as *const _ as *const c_void,
-        function: VkLayerFunction::LAYER_LINK_INFO,
-        u: VkLayerDeviceCreateInfoUnion { pLayerInfo: links.as_mut_ptr() },
-        ..Default::default()
-    };
-    let mut chained = *info;
-    chained.pNext = &link_info as *const _ as *const c_void;
-    let (create, top_gdpa): (PFN_vkCreateDevice, Option<Gdpa>) = match layers.first() {
-        Some(top) => {
-            // SAFETY: the top layer's vkGetInstanceProcAddr with the instance it knows and a
-            // NUL-terminated name; what it answers for this name has vkCreateDevice's signature.
-            let create = unsafe { std::mem::transmute::<PFN_vkVoidFunction, PFN_vkCreateDevice>((top.gipa)(instance_handle, c"vkCreateDevice".as_ptr())) };
-            (create, top.gdpa)
-        }
-        None => (Some(terminator_CreateDevice), None),
-    };
-    let Some(create) = create else { return Err(VkResult::ERROR_INITIALIZATION_FAILED) };
-
+/// Creates a device through `start`'s chain. Returns the device and its data, whose table is
+/// filled from the top.
+fn create_device_chain(start: &DeviceChainStart<'_>, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<(DeviceCalls, NewDeviceData), VkResult> {
+    let top_gdpa = start.top_gdpa();
     let mut data = NewDeviceData::new(top_gdpa, crate::dispatch::unknown::device_slots());
-    // The chain gets the device's data at `*pDevice`, as the layer interface says; the
-    // terminator replaces it with the driver's device.
-    let mut in_creation = DeviceInCreation::new(data.as_ptr());
-    let handed_down = in_creation.handle();
-    let mut device = handed_down;
-    // SAFETY: the top of the chain's vkCreateDevice with a physical device it returned; the
-    // chain's structures live to the end of this function, the application's are the caller's
-    // promise; `device` is a place for one handle, holding the object the terminator reads (alive
-    // until this function returns). The terminator fills `data` meanwhile (through that object):
-    // no reference to it is live across the call.
-    let result = unsafe { create(physical_device, if layers.is_empty() { info } else { &chained }, allocator, &mut device) };
+    let end = DeviceChainEnd { gdpa: terminator_gdpa, create_device: terminator_CreateDevice, set_loader_data: Some(set_device_loader_data) };
+    // The data is freed on failure: no device was created, or the chain's is not used.
+    let device = data.create_through(start, end, info, allocator)?;
     let fields = data.get_mut();
-    let gdpa = top_gdpa.or(fields.driver_gdpa);
-    match (result, gdpa) {
-        // A layer that succeeded without calling down leaves the loader's object there: no device.
-        (VkResult::SUCCESS, Some(gdpa)) if !device.is_null() && device != handed_down => {
-            // SAFETY: the device the top of the chain just created, which that level's
-            // vkGetDeviceProcAddr answers for; a dispatchable object whose first word is the
-            // loader's (the layer interface: a layer's wrapper too).
-            let device = unsafe { DeviceCalls::new(device, gdpa) };
-            let mut table = device.table();
-            // The application's handles for the objects these commands name are the layers' to
-            // translate when layers intercept them; else the loader's functions go to the driver.
-            match top_gdpa {
-                Some(_) => fields.debug_objects.route_through_layers(&mut table),
-                None => fields.debug_objects.route_to_driver(&mut table),
-            }
-            fields.table = table;
-            // SAFETY: the slots live in the device's data until vkDestroyDevice (or
-            // pfnLayerDestroyDevice) forgets them; the device is live and `gdpa` answers for it
-            // until then.
-            unsafe { crate::dispatch::unknown::device_created(&fields.unknown, device.handle(), gdpa) };
-            Ok((device, data))
-        }
-        // The data is freed: no device was created, or the chain's is not used.
-        _ => Err(if result == VkResult::SUCCESS { VkResult::ERROR_INITIALIZATION_FAILED } else { result }),
+    let mut table = device.table();
+    // The application's handles for the objects these commands name are the layers' to
+    // translate when layers intercept them; else the loader's functions go to the driver.
+    match top_gdpa {
+        Some(_) => fields.debug_objects.route_through_layers(&mut table),
+        None => fields.debug_objects.route_to_driver(&mut table),
     }
+    fields.table = table;
+    Ok((device, data))
 }
 
 /// `pfnLayerCreateDevice` (`VK_LOADER_LAYER_CREATE_DEVICE_CALLBACK`): a layer creates a device of
@@ -199,13 +120,18 @@ pub(crate) unsafe extern "system" fn layer_create_device(
         let Some(owner) = owner else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let Some(chain) = &owner.layers else { return VkResult::ERROR_INITIALIZATION_FAILED };
         let caller = layerGIPA.and_then(|g| chain.layers.iter().position(|l| l.loaded.gipa as usize == g as usize));
-        let below: Vec<&LoadedLayer> = chain.layers.iter().skip(caller.map_or(0, |i| i + 1)).map(|l| &l.loaded).collect();
+        let below = chain.layers.iter().skip(caller.map_or(0, |i| i + 1)).map(|l| &l.loaded);
         // SAFETY: the instance's chain handle, which every layer knows, and a physical device the
-        // layers below know (the contract); the contract for the rest.
-        match unsafe { create_device_chain(&below, chain.terminator_gipa, owner.chain_handle, handle, info, pAllocator) } {
+        // layers below know (the contract); the instance chain's end; the instance (and with it
+        // the layers' libraries) lives for the call.
+        let start = unsafe { DeviceChainStart::new(below, chain.terminator_gipa, owner.chain_handle, handle) };
+        // SAFETY: the contract: a valid create info (its group naming physical devices the layers
+        // below know), NULL or valid callbacks.
+        let (info, allocator) = unsafe { (DeviceCreateInfo::new(info), Allocator::new(pAllocator)) };
+        match create_device_chain(&start, info, allocator) {
             Ok((device, mut data)) => {
                 let chain_gdpa = data.get_mut().chain_gdpa;
-                data.leave_to_driver_device();
+                crate::dispatch::unknown::device_created(data.leave_to_driver_device(device));
                 // SAFETY: the contract: `pDevice` is valid for writing a handle.
                 unsafe { *pDevice = device.handle() };
                 if !nextGDPA.is_null() {
@@ -274,8 +200,9 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         // SAFETY: the contract: `pDevice` is valid; what it holds is the loader's object, unless a
-        // layer changed it (then NULL or a pointer readable as that object, which is checked).
-        let data = unsafe { handed_down_device(pd, *pDevice) };
+        // layer changed it (then NULL, misaligned or a pointer readable as that object).
+        let found = unsafe { (*pDevice, DeviceInCreation::read(*pDevice)) };
+        let data = handed_down_device(pd, found.0, found.1);
         let mut info = *app_info;
         // SAFETY: the contract: a valid chain.
         info.pNext = unsafe { skip_loader_structs(info.pNext, VkStructureType::LOADER_DEVICE_CREATE_INFO) };
@@ -294,39 +221,40 @@ pub(crate) unsafe extern "system" fn terminator_CreateDevice(
         let info = unsafe { DeviceCreateInfo::new(&info) };
         // SAFETY: the contract for the allocator.
         let allocator = unsafe { Allocator::new(pAllocator) };
-        match device::create_on_driver(pd, info, allocator) {
-            Ok(created) => {
-                let device = created.device;
-                // The driver's device points to the pending data, which `create_device_chain` owns.
-                device.set_dispatch(data.cast_const().cast());
-                // SAFETY: the device's data (`NewDeviceData::as_ptr`, through the intact
-                // `DeviceInCreation`), which `create_device_chain` does not touch until the chain
-                // returns.
-                let data = unsafe { &mut *data };
-                created.describe(data);
-                // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
-                let mut driver_table = device.table();
-                data.debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd);
-                data.wsi = crate::object::device::DeviceWsi::install(&mut driver_table, pd);
+        let created = crate::object::device::with_lent(data, |fields, created_here| {
+            let on_driver = device::create_on_driver(pd, info, allocator)?;
+            let device = on_driver.device;
+            // The driver's device points to the pending data, which `create_device_chain` owns.
+            device.set_dispatch(data.cast_const().cast());
+            on_driver.describe(fields);
+            // Which swapchain commands the loader must unwrap surfaces for (see terminator_gdpa).
+            let mut driver_table = device.table();
+            fields.debug_objects = crate::object::device::DeviceDebugObjects::of_driver(&driver_table, pd);
+            fields.wsi = crate::object::device::DeviceWsi::install(&mut driver_table, pd);
+            *created_here = Some(device);
+            Ok(device.handle())
+        });
+        match created {
+            Some(Ok(device)) => {
                 // SAFETY: the contract: non-NULL, valid for writing a handle.
-                unsafe { *pDevice = device.handle() };
+                unsafe { *pDevice = device };
                 VkResult::SUCCESS
             }
-            Err(e) => e,
+            Some(Err(e)) => e,
+            None => {
+                log::write(Level::Error, "vkCreateDevice: the loader's terminator was called outside of the device creation it was handed");
+                VkResult::ERROR_INITIALIZATION_FAILED
+            }
         }
     })
 }
 
-/// The device's data from the object the loader handed down at `*pDevice`; stops the process when
-/// a layer changed or wrote over it (layer policy LLP_LAYER_22): the device's data cannot be
-/// found then. The Khronos loader's words, which its users search for.
-///
-/// # Safety
-/// As for [`DeviceInCreation::read`].
-unsafe fn handed_down_device(pd: &PhysicalDevice, handed_down: VkDevice) -> *mut DeviceData {
+/// The device's data from the object the loader handed down at `*pDevice` (`handed_down`, found
+/// there as `found`); stops the process when a layer changed or wrote over it (layer policy LLP_LAYER_22): the
+/// device's data cannot be found then. The Khronos loader's words, which its users search for.
+fn handed_down_device(pd: &PhysicalDevice, handed_down: VkDevice, found: HandedDown) -> *mut DeviceData {
     const CHECK: &str = "terminator_CreateDevice";
-    // SAFETY: the caller's promise.
-    let message = match unsafe { DeviceInCreation::read(handed_down) } {
+    let message = match found {
         HandedDown::Intact(data) => return data,
         HandedDown::Null => format!("{CHECK}: Loader device pointer null encountered.  Possibly set by active layer. (Policy #LLP_LAYER_22)"),
         HandedDown::Corrupted(magic) => format!(

@@ -507,18 +507,10 @@ fn create_drivers_with(
     instance.device_configurations = crate::manifest::settings::current().and_then(|s| s.device_configurations.clone());
     let counts = release_drivers_without_devices(instance, allocator);
     // After the release: a lazy driver's index is its place among the drivers kept.
-    let address = &*instance as *const Instance as usize;
-    for (index, d) in instance.drivers.iter().enumerate() {
-        if let Some(lazy) = &d.lazy {
-            lazy.on_live(Box::new(move || {
-                // SAFETY: the instance is boxed and outlives its drivers, this one's closure
-                // included; only shared references to it are made while it lives.
-                let instance = unsafe { &*(address as *const Instance) };
-                instance.point_lazy_devices(index);
-                crate::dispatch::messengers::give_to_loaded_driver(instance, index);
-            }));
-        }
-    }
+    instance.when_lazy_drivers_live(|instance, index| {
+        instance.point_lazy_devices(index);
+        crate::dispatch::messengers::give_to_loaded_driver(instance, index);
+    });
     let devices = |driver: &Driver| {
         counts.iter().find(|(d, _)| std::ptr::eq(Arc::as_ptr(d), driver)).map(|&(_, n)| (application, n))
     };

@@ -69,10 +69,10 @@ unsafe extern "system" fn enumerate_physical_devices(instance: VkInstance, count
                 // SAFETY: the caller's count and array (this function's contract).
                 unsafe { ffi::fill(&fakes, count, out) }
             }
-            Some(Ok(live)) => match live.table.vkEnumeratePhysicalDevices {
+            Some(Ok(live)) => match live.instance.table().vkEnumeratePhysicalDevices {
                 // SAFETY: the live driver's function with its own instance; the caller's count
                 // and array (this function's contract).
-                Some(f) => unsafe { f(live.handle, count, out) },
+                Some(f) => unsafe { f(live.instance.handle(), count, out) },
                 // SAFETY: as above.
                 None => unsafe { ffi::fill::<VkPhysicalDevice>(&[], count, out) },
             },
@@ -119,10 +119,10 @@ unsafe extern "system" fn enumerate_physical_device_groups(instance: VkInstance,
             // SAFETY: the caller's count and structures (this function's contract).
             return unsafe { ffi::fill_groups(&[], count, out) };
         };
-        match live.table.vkEnumeratePhysicalDeviceGroups {
+        match live.instance.table().vkEnumeratePhysicalDeviceGroups {
             // SAFETY: the live driver's function with its own instance; the caller's count and
             // structures (this function's contract).
-            Some(f) => unsafe { f(live.handle, count, out) },
+            Some(f) => unsafe { f(live.instance.handle(), count, out) },
             None => VkResult::ERROR_INITIALIZATION_FAILED,
         }
     })
@@ -146,8 +146,7 @@ macro_rules! plain_query {
         /// structure. A NULL `out` is checked: nothing is done.
         unsafe extern "system" fn $name(pd: VkPhysicalDevice, $($input: $input_ty,)? out: *mut $out_ty) {
             ffi::guard($command, (), || {
-                // SAFETY: a physical device of a live instance (this function's contract).
-                let Some((lazy, i)) = (unsafe { resolve(pd) }).filter(|_| !out.is_null()) else {
+                let Some((lazy, i)) = resolve(pd).filter(|_| !out.is_null()) else {
                     return;
                 };
                 #[allow(unused_mut, unused_assignments)]
@@ -204,8 +203,7 @@ macro_rules! chained_query {
         /// `sType` and `pNext` set). A NULL `out` is checked: nothing is done.
         unsafe extern "system" fn $name(pd: VkPhysicalDevice, $($input: $input_ty,)? out: *mut $out_ty) {
             ffi::guard($command, (), || {
-                // SAFETY: a physical device of a live instance (this function's contract).
-                let Some((lazy, i)) = (unsafe { resolve(pd) }) else { return };
+                let Some((lazy, i)) = resolve(pd) else { return };
                 // SAFETY: NULL or the caller's output structure and chain, valid for this call
                 // (this function's contract).
                 let Some(mut chain) = (unsafe { ffi::OutChain::new(out) }) else { return };
@@ -253,8 +251,7 @@ chained_query!(
 /// `*count` structures. A NULL `count` is checked: nothing is done.
 unsafe extern "system" fn get_queue_family_properties(pd: VkPhysicalDevice, count: *mut u32, out: *mut VkQueueFamilyProperties) {
     ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties", (), || {
-        // SAFETY: a physical device of a live instance (this function's contract).
-        let Some((lazy, i)) = (unsafe { resolve(pd) }) else { return };
+        let Some((lazy, i)) = resolve(pd) else { return };
         if count.is_null() {
             return;
         }
@@ -287,8 +284,7 @@ unsafe extern "system" fn get_queue_family_properties(pd: VkPhysicalDevice, coun
 /// has its `sType` and `pNext` set, its chain valid (Vulkan's valid usage of output structures).
 unsafe extern "system" fn get_queue_family_properties2(pd: VkPhysicalDevice, count: *mut u32, out: *mut VkQueueFamilyProperties2) {
     ffi::guard("vkGetPhysicalDeviceQueueFamilyProperties2", (), || {
-        // SAFETY: a physical device of a live instance (this function's contract).
-        let Some((lazy, i)) = (unsafe { resolve(pd) }) else { return };
+        let Some((lazy, i)) = resolve(pd) else { return };
         if count.is_null() {
             return;
         }
@@ -333,8 +329,7 @@ unsafe extern "system" fn enumerate_device_extension_properties(
     out: *mut VkExtensionProperties,
 ) -> VkResult {
     ffi::guard("vkEnumerateDeviceExtensionProperties", VkResult::ERROR_UNKNOWN, || {
-        // SAFETY: a physical device of a live instance (this function's contract).
-        let Some((lazy, i)) = (unsafe { resolve(pd) }) else {
+        let Some((lazy, i)) = resolve(pd) else {
             return VkResult::ERROR_INITIALIZATION_FAILED;
         };
         lazy.answer(

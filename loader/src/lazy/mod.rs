@@ -29,7 +29,7 @@ pub mod answers;
 mod front;
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use vk_generated::types::*;
 
@@ -39,7 +39,7 @@ use crate::debug::log::Level;
 use crate::load::calls::{GroupChains, InstanceCalls, PhysicalDeviceCalls};
 use crate::load::driver::{self, Driver, Loaded};
 use crate::load::fixed_queries::FixedQueries;
-use crate::load::instance as driver_instance;
+use crate::load::instance::{self as driver_instance, LiveInstance};
 use crate::loader_abi::{InstanceDispatch, TerminatorPhysicalDevice};
 use crate::manifest::driver::DriverManifest;
 use crate::given::allocator::{Allocator, KeptAllocator};
@@ -96,29 +96,36 @@ pub struct Lazy {
     pending: Mutex<Vec<(u64, Work)>>,
 }
 
-// SAFETY: what is not `Send` in it is plain data: the application's allocation callbacks (whose
-// functions Vulkan requires callable from any thread) and the live driver's handles, which the
-// driver's functions take from any thread.
-unsafe impl Send for Lazy {}
-// SAFETY: as for `Send`; what changes after creation is behind atomics, `OnceLock`s and a mutex.
-unsafe impl Sync for Lazy {}
-
 /// The driver once loaded.
 pub struct Live {
     pub driver: Arc<Driver>,
-    pub handle: VkInstance,
-    /// The driver's table, its format slots this module's (see the module's documentation).
-    pub table: Box<InstanceDispatch>,
-    /// The driver's own functions.
-    driver_table: vk_generated::InstanceDispatchTable,
-    /// The driver's physical device for each recorded one.
-    devices: Vec<VkPhysicalDevice>,
-    gdpa: PFN_vkGetDeviceProcAddr,
+    /// Its instance: the table the loader calls has its format slots this module's (see the
+    /// module's documentation); its devices are the driver's for each recorded one, in order.
+    pub instance: LiveInstance,
 }
 
-/// Every lazy driver of the process, for the rare call that reaches a front function with a live
-/// handle (see `TerminatorPhysicalDevice::driver`).
-static ALL: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+/// Every lazy driver of the process, by where its placeholders lie: how a front function, which
+/// gets a placeholder (or, racing with the loading, the live driver's handle that replaced it;
+/// see `TerminatorPhysicalDevice::driver`), finds its driver. Entries of lazy drivers dropped
+/// since are left out when the next one is listed.
+static ALL: Mutex<Vec<Listed>> = Mutex::new(Vec::new());
+
+/// A lazy driver in [`ALL`].
+struct Listed {
+    /// The address of its first placeholder, and how many it has.
+    first: usize,
+    count: usize,
+    lazy: Weak<Lazy>,
+}
+
+impl Listed {
+    /// The index of the placeholder at `address`, if it is one of this driver's.
+    fn placeholder(&self, address: usize) -> Option<usize> {
+        let offset = address.checked_sub(self.first)?;
+        let index = offset / std::mem::size_of::<FakeDevice>();
+        (offset % std::mem::size_of::<FakeDevice>() == 0 && index < self.count).then_some(index)
+    }
+}
 
 impl Lazy {
     /// A lazy driver for `profile`, its front table and its `VkInstance`.
@@ -129,9 +136,9 @@ impl Lazy {
         profile: Arc<Profile>,
         kept: Arc<KeptCreateInfo>,
         allocator: Allocator<'_>,
-    ) -> Box<Lazy> {
-        let devices = (0..profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, index }).collect();
-        let lazy = Box::new(Lazy {
+    ) -> Arc<Lazy> {
+        let devices: Box<[FakeDevice]> = (0..profile.devices.len()).map(|index| FakeDevice { magic: FAKE_MAGIC, index }).collect();
+        let lazy = Lazy {
             magic: FAKE_MAGIC,
             manifest_path: manifest_path.to_string(),
             manifest,
@@ -148,10 +155,16 @@ impl Lazy {
             learned: Mutex::new(vec![Default::default(); profile.devices.len()]),
             pending: Mutex::new(Vec::new()),
             profile,
+        };
+        // The registry's reference may outlive the instance (until the next lazy driver is
+        // listed): its allocation is the process's.
+        let lazy = with_system_allocator(|| Arc::new(lazy));
+        let listed = Listed { first: lazy.devices.as_ptr() as usize, count: lazy.devices.len(), lazy: Arc::downgrade(&lazy) };
+        with_system_allocator(|| {
+            let mut all = ALL.lock().unwrap_or_else(|e| e.into_inner());
+            all.retain(|l| l.lazy.strong_count() > 0);
+            all.push(listed);
         });
-        // Listed by the address its box keeps; unlisted when it is dropped.
-        let address = &*lazy as *const Lazy as usize;
-        with_system_allocator(|| ALL.lock().unwrap_or_else(|e| e.into_inner()).push(address));
         lazy
     }
 
@@ -237,7 +250,7 @@ impl Lazy {
             log!(Level::Driver, "{}: {command}: not answered by the record of physical device {index}", self.manifest_path);
         }
         match self.load_at(command) {
-            Some(l) => live(&l.driver_table, l.devices[index]),
+            Some(l) => live(l.instance.own_table(), l.instance.devices()[index]),
             None => failed,
         }
     }
@@ -268,7 +281,7 @@ impl Lazy {
         match self.load_at(command) {
             Some(l) => {
                 self.record_format(l, index, input);
-                live(&l.driver_table, l.devices[index])
+                live(l.instance.own_table(), l.instance.devices()[index])
             }
             None => failed,
         }
@@ -282,9 +295,7 @@ impl Lazy {
         if self.profile.devices[index].get(key).is_some() || learned(self) {
             return;
         }
-        // SAFETY: the live driver's own table and its device `index`, live with the driver's
-        // instance, which lives as long as `self`.
-        let device = unsafe { FixedQueries::new(&live.driver_table, live.devices[index]) };
+        let Some(device) = live.instance.queries(index) else { return };
         with_system_allocator(|| {
             let recorder = self.format_recorders[index].get_or_init(|| answers::FormatRecorder::of(device));
             let mut answers = crate::cache::profile::DeviceAnswers::default();
@@ -371,22 +382,13 @@ impl Lazy {
         let allocator = self.allocator.get();
         let (supported, requested) = (self.supported.properties(), self.kept.requested());
         let (instance, _) = driver_instance::create_driver_instance(&driver, &supported, self.kept.info(), &requested, self.kept.api_version, allocator)?;
-        let matched = {
-            let live_devices = instance.calls().physical_devices().map(|listed| listed.devices).unwrap_or_default();
-            match_devices(&self.profile, &live_devices)
-        };
-        let devices = match matched {
-            Ok(devices) => devices,
-            Err(why) => {
+        match instance.into_live(|listed| match_devices(&self.profile, listed), front::route_formats_here) {
+            Ok(instance) => Ok(Live { driver, instance }),
+            Err((instance, why)) => {
                 instance.destroy(allocator);
-                return Err(why);
+                Err(why)
             }
-        };
-        let gdpa = instance.calls().device_proc_addr();
-        let (handle, mut table) = instance.into_parts();
-        let driver_table = table.table;
-        front::route_formats_here(&mut table.table);
-        Ok(Live { driver, handle, table, driver_table, devices, gdpa })
+        }
     }
 
     /// The live driver's device and `vkGetDeviceProcAddr` for a placeholder of this driver (or
@@ -394,7 +396,7 @@ impl Lazy {
     pub fn live_device(&self, handle: VkPhysicalDevice) -> Option<(&vk_generated::InstanceDispatchTable, VkPhysicalDevice, PFN_vkGetDeviceProcAddr)> {
         let live = self.live()?;
         let index = self.index_of(handle)?;
-        Some((&live.table.table, live.devices[index], live.gdpa))
+        Some((&live.instance.table().table, live.instance.devices()[index], live.instance.gdpa()))
     }
 
     /// The index of a placeholder of this driver, or of the live device that replaced it.
@@ -402,7 +404,7 @@ impl Lazy {
         if let Some(i) = self.devices.iter().position(|d| std::ptr::eq(d, handle.0 as *const FakeDevice)) {
             return Some(i);
         }
-        self.live().and_then(|l| l.devices.iter().position(|&d| d == handle))
+        self.live().and_then(|l| l.instance.devices().iter().position(|&d| d == handle))
     }
 
     /// At `vkDestroyInstance`, for a driver never loaded: what the log and `vk-loader explain`
@@ -414,15 +416,8 @@ impl Lazy {
     }
 }
 
-impl Drop for Lazy {
-    fn drop(&mut self) {
-        let this = self as *const Lazy as usize;
-        ALL.lock().unwrap_or_else(|e| e.into_inner()).retain(|&p| p != this);
-    }
-}
-
-/// A device of a lazy driver: the driver (alive while [`ALL`] lists it) and the device's index.
-type LazyDevice = (*const Lazy, usize);
+/// A device of a lazy driver: the driver and the device's index.
+type LazyDevice = (Arc<Lazy>, usize);
 
 /// The lazy driver's device behind `handle` when it is a placeholder, known by its address (it
 /// lies in a listed lazy driver's array of them), or, with `live`, the live driver's device that
@@ -432,27 +427,27 @@ fn lazy_device(handle: VkPhysicalDevice, live: bool) -> Option<LazyDevice> {
     if handle.is_null() {
         return None;
     }
+    let address = handle.0 as usize;
     let all = ALL.lock().unwrap_or_else(|e| e.into_inner());
-    all.iter().find_map(|&p| {
-        // SAFETY: `ALL` lists lazy drivers alive now: one being dropped unlists itself under this
-        // lock first.
-        let lazy = unsafe { &*(p as *const Lazy) };
-        let placeholder = lazy.devices.iter().position(|d| std::ptr::eq(d, handle.0 as *const FakeDevice));
-        let index = placeholder.or_else(|| lazy.live().filter(|_| live)?.devices.iter().position(|&d| d == handle))?;
-        Some((p as *const Lazy, index))
+    // A dropped driver's placeholders may lie where a live one's do now: it is passed over.
+    let placeholder = all.iter().find_map(|l| {
+        let index = l.placeholder(address)?;
+        Some((l.lazy.upgrade()?, index))
+    });
+    if placeholder.is_some() || !live {
+        return placeholder;
+    }
+    all.iter().find_map(|l| {
+        let lazy = l.lazy.upgrade()?;
+        let index = lazy.live()?.instance.devices().iter().position(|&d| d == handle)?;
+        Some((lazy, index))
     })
 }
 
 /// The lazy driver and device index behind a handle a front function received: a placeholder,
 /// or (a call racing with the switch to the live driver) the live driver's handle.
-///
-/// # Safety
-/// `handle` must be a physical device of an instance that lives for `'a` (its lazy driver lives
-/// as long); nothing behind the handle is read.
-unsafe fn resolve<'a>(handle: VkPhysicalDevice) -> Option<(&'a Lazy, usize)> {
-    let (lazy, index) = lazy_device(handle, true)?;
-    // SAFETY: a listed lazy driver, which the caller's instance keeps alive for `'a`.
-    Some((unsafe { &*lazy }, index))
+fn resolve(handle: VkPhysicalDevice) -> Option<LazyDevice> {
+    lazy_device(handle, true)
 }
 
 /// The device extension the loader asks every device about at enumeration (for its PCI address).
@@ -471,9 +466,6 @@ pub struct RecordedExtensions {
 /// asks through the dispatch table then).
 pub fn recorded_pci_bus_info(device: PhysicalDeviceCalls) -> Option<bool> {
     let (lazy, index) = lazy_device(device.handle(), false)?;
-    // SAFETY: a listed lazy driver whose placeholder `device` is: the placeholders live in the
-    // lazy driver, and `device` is live for as long as it is used (`PhysicalDeviceCalls`).
-    let lazy = unsafe { &*lazy };
     // Loaded, or failed to be (its devices then fail every query): not answered here.
     if lazy.live.get().is_some() {
         return None;
@@ -482,10 +474,11 @@ pub fn recorded_pci_bus_info(device: PhysicalDeviceCalls) -> Option<bool> {
     Some(read.pci_bus_info)
 }
 
-/// The live driver's physical device for each recorded one, matched by identity: the same
-/// vendor, device, type, name, driver and API versions, and the same device UUID and PCI address
-/// where they were recorded. Any device missing, added or ambiguous is an error.
-fn match_devices(profile: &Profile, live: &[PhysicalDeviceCalls]) -> Result<Vec<VkPhysicalDevice>, String> {
+/// The live driver's physical device for each recorded one (its index in `live`), matched by
+/// identity: the same vendor, device, type, name, driver and API versions, and the same device
+/// UUID and PCI address where they were recorded. Any device missing, added or ambiguous is an
+/// error.
+fn match_devices(profile: &Profile, live: &[PhysicalDeviceCalls]) -> Result<Vec<usize>, String> {
     if live.len() != profile.devices.len() {
         return Err(format!("it reports {} physical devices where {} were recorded", live.len(), profile.devices.len()));
     }
@@ -497,7 +490,7 @@ fn match_devices(profile: &Profile, live: &[PhysicalDeviceCalls]) -> Result<Vec<
             return Err(format!("its physical device {i} is not the one recorded (the hardware changed)"));
         };
         taken[j] = true;
-        matched.push(live[j].handle());
+        matched.push(j);
     }
     Ok(matched)
 }
@@ -549,18 +542,11 @@ pub enum DriverLoad {
 
 /// Loads the driver of a loader physical device if it is not loaded yet (see the module's
 /// documentation); `command` is named in the log.
-///
-/// # Safety
-/// `physical_device` must be a terminator-level physical device of this loader.
-pub unsafe fn driver_loaded_for(physical_device: VkPhysicalDevice, command: &str) -> DriverLoad {
-    // SAFETY: a terminator-level physical device of this loader (this function's contract).
-    let term = unsafe { &*(physical_device.0 as *const TerminatorPhysicalDevice) };
-    let (_, handle) = term.driver();
+pub fn driver_loaded_for(device: &TerminatorPhysicalDevice, command: &str) -> DriverLoad {
+    let (_, handle) = device.driver();
     let Some((lazy, _)) = lazy_device(handle, false) else {
         return DriverLoad::Already;
     };
-    // SAFETY: the lazy driver of the instance `term` belongs to, live while its devices are used.
-    let lazy = unsafe { &*lazy };
     match lazy.load_at(command) {
         Some(_) => DriverLoad::Now,
         None => DriverLoad::Failed,
@@ -571,8 +557,7 @@ pub unsafe fn driver_loaded_for(physical_device: VkPhysicalDevice, command: &str
 /// is lazy; `false` if that failed.
 pub fn live_for(device: &TerminatorPhysicalDevice, command: &str) -> bool {
     let (_, handle) = device.driver();
-    // SAFETY: the loader's physical device carries a driver handle or a placeholder.
-    match unsafe { resolve(handle) } {
+    match resolve(handle) {
         Some((lazy, _)) => lazy.load_at(command).is_some(),
         None => true,
     }
@@ -603,7 +588,7 @@ pub fn same_device(a: VkPhysicalDevice, b: VkPhysicalDevice) -> bool {
     let (Some(device_a), Some(device_b)) = (placeholder_a.or_else(|| lazy_device(a, true)), placeholder_b.or_else(|| lazy_device(b, true))) else {
         return false;
     };
-    device_a == device_b
+    Arc::ptr_eq(&device_a.0, &device_b.0) && device_a.1 == device_b.1
 }
 
 /// Whether drivers may be left unloaded: the driver cache is on (`cache_mode`; not off, not

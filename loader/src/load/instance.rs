@@ -12,8 +12,9 @@ use crate::debug::log::Level;
 use crate::ffi::name_of;
 use crate::given::allocator::Allocator;
 use crate::given::instance_create_info::InstanceCreateInfo;
-use crate::load::calls::InstanceCalls;
+use crate::load::calls::{InstanceCalls, PhysicalDeviceCalls};
 use crate::load::driver::{Driver, Gipa};
+use crate::load::fixed_queries::FixedQueries;
 use crate::loader_abi::InstanceDispatch;
 
 /// A driver's instance just created, with the table of its instance-level functions, which
@@ -41,6 +42,85 @@ impl NewDriverInstance {
     /// The handle and table, for the loader's object that keeps them from now on.
     pub fn into_parts(self) -> (VkInstance, Box<InstanceDispatch>) {
         (self.handle, self.table)
+    }
+}
+
+impl NewDriverInstance {
+    /// The instance as a lazy driver keeps it once loaded: `pick` chooses among the physical
+    /// devices it lists those to keep, by index, in the order wanted (an error: the instance is
+    /// given back with it); `route` changes slots of the table the loader calls it through (the
+    /// driver's own table is kept beside it).
+    pub fn into_live(
+        self,
+        pick: impl FnOnce(&[PhysicalDeviceCalls<'_>]) -> Result<Vec<usize>, String>,
+        route: impl FnOnce(&mut InstanceDispatchTable),
+    ) -> Result<LiveInstance, (NewDriverInstance, String)> {
+        let calls = self.calls();
+        let picked = {
+            let listed = calls.physical_devices().map(|listed| listed.devices).unwrap_or_default();
+            pick(&listed).map(|picked| picked.iter().filter_map(|&i| listed.get(i)).map(|d| d.handle()).collect::<Vec<_>>())
+        };
+        let devices = match picked {
+            Ok(devices) => devices,
+            Err(why) => return Err((self, why)),
+        };
+        let gdpa = calls.device_proc_addr();
+        let NewDriverInstance { handle, mut table, .. } = self;
+        let own = table.table;
+        route(&mut table.table);
+        Ok(LiveInstance { handle, table, own, devices, gdpa })
+    }
+}
+
+/// A lazy driver's instance once loaded: its handle, the table the loader calls it through (the
+/// driver's, some slots routed to the loader), the driver's own table, the physical devices kept
+/// of those it listed and its `vkGetDeviceProcAddr`. The instance lives until the loader's
+/// instance that keeps this destroys it, after which nothing calls it.
+pub struct LiveInstance {
+    handle: VkInstance,
+    table: Box<InstanceDispatch>,
+    own: InstanceDispatchTable,
+    devices: Vec<VkPhysicalDevice>,
+    gdpa: PFN_vkGetDeviceProcAddr,
+}
+
+// SAFETY: handles and function pointers: a driver's instance and physical devices are used from
+// any thread (Vulkan's external synchronization is the callers' to keep, as for the application's
+// own handles).
+unsafe impl Send for LiveInstance {}
+// SAFETY: as for `Send`; nothing in it changes after it is made.
+unsafe impl Sync for LiveInstance {}
+
+impl LiveInstance {
+    pub fn handle(&self) -> VkInstance {
+        self.handle
+    }
+
+    /// The table the loader calls the instance through.
+    pub fn table(&self) -> &InstanceDispatch {
+        &self.table
+    }
+
+    /// The driver's own functions.
+    pub fn own_table(&self) -> &InstanceDispatchTable {
+        &self.own
+    }
+
+    /// The physical devices kept, in the order `into_live`'s `pick` gave.
+    pub fn devices(&self) -> &[VkPhysicalDevice] {
+        &self.devices
+    }
+
+    pub fn gdpa(&self) -> PFN_vkGetDeviceProcAddr {
+        self.gdpa
+    }
+
+    /// Kept device `index`'s fixed queries, through the driver's own table.
+    pub fn queries(&self, index: usize) -> Option<FixedQueries<'_>> {
+        let device = *self.devices.get(index)?;
+        // SAFETY: a physical device the instance listed (`into_live`), live with it, which lives
+        // while `self` is used (see the type).
+        Some(unsafe { FixedQueries::new(&self.own, device) })
     }
 }
 

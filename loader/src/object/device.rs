@@ -1,10 +1,16 @@
 //! What a loader-managed `VkDevice`'s first word points to: its dispatch table and the loader's
-//! data about it.
+//! data about it; while its layer chain creates it, the data lent to the chain's end.
+
+use std::cell::Cell;
+use std::ptr::NonNull;
 
 use vk_generated::DeviceDispatchTable;
 use vk_generated::types::*;
 
+use crate::given::allocator::Allocator;
+use crate::given::device_create_info::DeviceCreateInfo;
 use crate::load::calls::DeviceCalls;
+use crate::load::device_chain::{self, CreatedDevice, DeviceChainEnd, DeviceChainStart, HandedDownDevice};
 use crate::loader_abi::UnknownSlots;
 
 /// What the first word of a loader-managed `VkDevice` points to. The table comes first, so the
@@ -83,15 +89,105 @@ impl NewDeviceData {
     }
 
     /// Hands the data over to `device`, whose first word now points to it.
-    pub fn install(self, device: DeviceCalls) {
+    pub fn install(self, device: DeviceCalls) -> InstalledDevice {
         device.set_dispatch(self.as_ptr().cast_const().cast());
-        std::mem::forget(self);
+        self.leave_to_driver_device(device)
     }
 
     /// Hands the data over to the device the driver created, which the terminator of the layers'
-    /// chain pointed to it (the device the layers return is their own).
-    pub fn leave_to_driver_device(self) {
+    /// chain pointed to it; `device` is the device the layers returned (their own), which the
+    /// caller keeps in its place.
+    pub fn leave_to_driver_device(self, device: DeviceCalls) -> InstalledDevice {
+        let data = self.0;
         std::mem::forget(self);
+        // SAFETY: a field of the box `new` leaked, now the device's (freed by vkDestroyDevice or
+        // pfnLayerDestroyDevice only).
+        let slots = unsafe { NonNull::new_unchecked(&raw mut (*data.as_ptr()).unknown) };
+        InstalledDevice { slots, device }
+    }
+
+    /// Creates the device through `start`'s layer chain ending in `end`, with this data lent to
+    /// the chain's end on this thread ([`with_lent`]) and the loader's [`DeviceInCreation`] for it
+    /// at `*pDevice`: the device the top of the chain returned, with the `vkGetDeviceProcAddr`
+    /// that answers for it (the top layer's, or the driver's the end created it with).
+    pub fn create_through(&mut self, start: &DeviceChainStart<'_>, end: DeviceChainEnd, info: DeviceCreateInfo<'_>, allocator: Allocator<'_>) -> Result<DeviceCalls, VkResult> {
+        let mut in_creation = DeviceInCreation::new(self.as_ptr());
+        let mut lending = Lending { data: self.as_ptr(), created: None };
+        struct Restore(*mut Lending);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                LENT.with(|lent| lent.set(self.0));
+            }
+        }
+        // A layer may create a device of its own (pfnLayerCreateDevice) while the chain of another
+        // is under way on this thread: the outer one is lent again once this returns.
+        let restore = Restore(LENT.with(|lent| lent.replace(&mut lending)));
+        // SAFETY: the loader's object, live and writable until this function returns.
+        let handed_down = unsafe { HandedDownDevice::new(in_creation.handle()) };
+        let created = device_chain::create_device(start, end, info, allocator, handed_down);
+        drop(restore);
+        match created? {
+            CreatedDevice::Layered(device) => Ok(device),
+            // The end's device, which it created with the driver's vkGetDeviceProcAddr.
+            CreatedDevice::AtTheEnd(handle) => lending.created.filter(|d| d.handle() == handle).ok_or(VkResult::ERROR_INITIALIZATION_FAILED),
+        }
+    }
+}
+
+/// The data lent to the end of a device chain, and the driver's device that end created.
+struct Lending {
+    data: *mut DeviceData,
+    created: Option<DeviceCalls>,
+}
+
+thread_local! {
+    /// The lending of the device chain being called on this thread (NULL: none, or taken).
+    static LENT: Cell<*mut Lending> = const { Cell::new(std::ptr::null_mut()) };
+}
+
+/// Runs `f` with the device data lent to the chain being called on this thread, when it is `data`
+/// (what the chain's [`DeviceInCreation`] names), taken for the time of `f`, and the place for the
+/// driver's device `f` creates; `None` outside [`NewDeviceData::create_through`] or for other data.
+pub fn with_lent<R>(data: *mut DeviceData, f: impl FnOnce(&mut DeviceData, &mut Option<DeviceCalls>) -> R) -> Option<R> {
+    let taken = LENT.with(|lent| lent.replace(std::ptr::null_mut()));
+    struct PutBack(*mut Lending);
+    impl Drop for PutBack {
+        fn drop(&mut self) {
+            LENT.with(|lent| lent.set(self.0));
+        }
+    }
+    let _put_back = PutBack(taken);
+    // SAFETY: NULL or the lending `create_through` made, live while it runs (it puts the one
+    // before back when it returns); taken from `LENT` until `f` returns, so this is the only
+    // reference to it.
+    let lending = unsafe { taken.as_mut() }?;
+    if lending.data != data {
+        return None;
+    }
+    // SAFETY: the data of the `NewDeviceData` whose `create_through` made this lending, which
+    // does not touch it until the chain returns (it holds no reference to it meanwhile); taken
+    // with the lending, so this is the only reference to it.
+    let fields = unsafe { &mut *lending.data };
+    Some(f(fields, &mut lending.created))
+}
+
+/// A device's unknown-command slots once its data is the device's: they live until the device's
+/// `vkDestroyDevice` (or `pfnLayerDestroyDevice`) frees the data, which forgets them first
+/// (`dispatch::unknown::device_destroyed`); with the device as the level that owns the data knows
+/// it, live until then.
+pub struct InstalledDevice {
+    slots: NonNull<UnknownSlots>,
+    device: DeviceCalls,
+}
+
+impl InstalledDevice {
+    /// The slots, alive until the device's data is freed (see the type).
+    pub fn slots(&self) -> NonNull<UnknownSlots> {
+        self.slots
+    }
+
+    pub fn device(&self) -> DeviceCalls {
+        self.device
     }
 }
 

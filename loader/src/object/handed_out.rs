@@ -7,6 +7,7 @@ use std::marker::PhantomData;
 use vk_generated::types::*;
 
 use crate::load::calls::PhysicalDeviceCalls;
+use crate::load::device_chain::DeviceChainStart;
 use crate::loader_abi::{self, TerminatorPhysicalDevice};
 use crate::object::instance::Instance;
 
@@ -52,6 +53,20 @@ impl<'a> HandedOutPhysicalDevice<'a> {
         // SAFETY: a loader physical device (`new`'s contract), whose first word is its instance's
         // dispatch table, live with the instance, whose functions take the handle it unwraps to.
         unsafe { PhysicalDeviceCalls::new(&*loader_abi::instance_table(self.handle.0), loader_abi::unwrap_physical_device(self.handle)) }
+    }
+
+    /// The device chain of the device's instance, with the instance: its layers from the top,
+    /// given the instance and this device as the top layer knows them; `None` without layers.
+    pub fn device_chain(self) -> Option<(&'a Instance, DeviceChainStart<'a>)> {
+        let instance = self.instance()?;
+        let chain = instance.layers.as_deref()?;
+        let layers = chain.layers.iter().map(|l| &l.loaded);
+        // SAFETY: the instance's chain handle is what its top layer returned for it, which every
+        // layer of the chain knows, and this device's unwrapped handle what that layer returned
+        // for it (`chain_calls`); the chain's terminator_gipa is the instance chain's end; the
+        // instance lives, and its chain holds the layers' libraries open, for `'a`.
+        let start = unsafe { DeviceChainStart::new(layers, chain.terminator_gipa, instance.chain_handle, self.chain_calls().handle()) };
+        Some((instance, start))
     }
 
     /// The device's driver, where it has one: at either level the driver fields are its driver's

@@ -30,7 +30,7 @@ pub struct DriverInstance {
     pub extensions: ExtensionSet,
     /// A driver answered from the driver cache and loaded at its first real use (`crate::lazy`):
     /// `table` and `handle` are then the lazy driver's front until it is loaded.
-    pub lazy: Option<Box<crate::lazy::Lazy>>,
+    pub lazy: Option<std::sync::Arc<crate::lazy::Lazy>>,
 }
 
 impl DriverInstance {
@@ -47,7 +47,7 @@ impl DriverInstance {
     /// The driver's instance table and handle: the live driver's, once a lazy driver is loaded.
     pub fn live(&self) -> (&InstanceDispatch, VkInstance) {
         match self.lazy.as_ref().and_then(|l| l.live()) {
-            Some(live) => (&live.table, live.handle),
+            Some(live) => (live.instance.table(), live.instance.handle()),
             None => (&self.table, self.handle),
         }
     }
@@ -239,6 +239,25 @@ impl Instance {
     pub fn load_lazy_drivers(&self, command: &str) {
         for lazy in self.drivers.iter().filter_map(|d| d.lazy.as_ref()) {
             lazy.load_at(command);
+        }
+    }
+
+    /// Has each lazy driver of this instance run `then(instance, index)` once it is loaded, before
+    /// the call that loaded it goes on (`index`: its place among the instance's drivers, which
+    /// must not change afterwards): what the instance does with a driver once it is live.
+    pub fn when_lazy_drivers_live(&self, then: fn(&Instance, usize)) {
+        let address = self as *const Instance as usize;
+        for (index, d) in self.drivers.iter().enumerate() {
+            if let Some(lazy) = &d.lazy {
+                lazy.on_live(Box::new(move || {
+                    // SAFETY: an instance lives in its box, at one address, from
+                    // `chain::drivers::new_instance` until it is freed, and its drivers, whose lazy
+                    // drivers keep this closure, go with it or before: the closure runs while it
+                    // lives. Only shared references to it are made once its drivers can be loaded.
+                    let instance = unsafe { &*(address as *const Instance) };
+                    then(instance, index);
+                }));
+            }
         }
     }
 

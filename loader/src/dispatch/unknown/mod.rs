@@ -26,14 +26,16 @@
 //! `gdpa` (the top of the device chain instead of the driver). Layers that call down reach
 //! [`physical_device_chain_end`] and [`device_command`] from the end of the instance chain.
 
-use std::ffi::{c_char, CStr, CString};
+use std::ffi::{CStr, CString};
 use std::sync::atomic::Ordering;
 use std::sync::{Mutex, MutexGuard};
 
 use vk_generated::types::*;
 
 use crate::debug::log::{self, Level};
+use crate::load::calls::DeviceCalls;
 use crate::loader_abi::{TerminatorPhysicalDevice, UNKNOWN_SLOTS, UnknownSlots};
+use crate::object::device::InstalledDevice;
 use crate::object::instance::Instance;
 use crate::platform::host_alloc::with_system_allocator;
 
@@ -127,11 +129,11 @@ struct DeviceRegistry {
 /// A device whose unknown slots must be filled when a new device command is named.
 struct LiveDevice {
     slots: *const UnknownSlots,
-    device: VkDevice,
-    gdpa: unsafe extern "system" fn(VkDevice, *const c_char) -> PFN_vkVoidFunction,
+    device: DeviceCalls,
 }
 
-// SAFETY: the pointers are to objects alive until `device_destroyed` removes the entry.
+// SAFETY: the slots are atomics alive until `device_destroyed` removes the entry
+// (`InstalledDevice`), and a device's vkGetDeviceProcAddr may be called from any thread.
 unsafe impl Send for LiveDevice {}
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -258,10 +260,9 @@ pub fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN
         // The one place the loader calls down with a lock held: it keeps every listed device alive
         // (vkDestroyDevice waits for it). A GetDeviceProcAddr is a lookup that does not call back.
         for live in &registry.live {
-            // SAFETY: a listed device and its slots live until `device_destroyed` removes it, which
-            // waits for this lock (`device_created`'s contract); its `gdpa` takes that device and
-            // a NUL-terminated name.
-            let (slots, f) = unsafe { (&*live.slots, (live.gdpa)(live.device, name.as_ptr())) };
+            // SAFETY: a listed device's slots live until `device_destroyed` removes it, which
+            // waits for this lock (`InstalledDevice`); the device lives as long.
+            let (slots, f) = (unsafe { &*live.slots }, live.device.proc_addr(name));
             store(&slots[slot], f.or(Some(stub(&DEVICE_MISSING, slot))));
         }
         log!(Level::Info, "vkGetInstanceProcAddr: {name:?} is an unknown device command, slot {slot}");
@@ -269,31 +270,27 @@ pub fn device_command(instance: &Instance, name: &CStr, layers: Resolver) -> PFN
     Some(stub(&DEVICE_TRAMPOLINES, slot))
 }
 
-/// Fills a new device's unknown slots for every device command named so far (`gdpa`: the top of
-/// its device chain) and keeps it for names to come. No lock is held while `gdpa` runs.
-///
-/// # Safety
-/// `slots` lives until [`device_destroyed`] is called with it, and `device` is a live device
-/// `gdpa` answers for until then (`gdpa` is called with it here and by [`device_command`]).
-pub unsafe fn device_created(
-    slots: &UnknownSlots,
-    device: VkDevice,
-    gdpa: unsafe extern "system" fn(VkDevice, *const c_char) -> PFN_vkVoidFunction,
-) {
+/// Fills a new device's unknown slots for every device command named so far (asking the
+/// `vkGetDeviceProcAddr` that answers for the device: the top of its chain) and keeps it for names
+/// to come, until [`device_destroyed`]. No lock is held while that function runs.
+pub fn device_created(installed: InstalledDevice) {
+    let (slots, device) = (installed.slots(), installed.device());
+    // SAFETY: the device's slots, alive until its data is freed, after `device_destroyed`
+    // (`InstalledDevice`).
+    let slot_array = unsafe { slots.as_ref() };
     let mut filled = 0;
     loop {
         let pending: Vec<CString> = {
             let mut registry = lock(&DEVICES);
             if registry.names.len() == filled {
-                with_system_allocator(|| registry.live.push(LiveDevice { slots, device, gdpa }));
+                with_system_allocator(|| registry.live.push(LiveDevice { slots: slots.as_ptr(), device }));
                 return;
             }
             with_system_allocator(|| registry.names[filled..].to_vec())
         };
         for name in pending {
-            // SAFETY: `device` is live and `gdpa`'s (the caller's contract); `name` is NUL-terminated.
-            if let Some(f) = unsafe { gdpa(device, name.as_ptr()) } {
-                store(&slots[filled], Some(f));
+            if let Some(f) = device.proc_addr(&name) {
+                store(&slot_array[filled], Some(f));
             }
             filled += 1;
         }
