@@ -392,9 +392,9 @@ impl Session {
         }
         // The latest first: by time, and among those of one second the later written (pushed last).
         candidates.reverse();
-        candidates.sort_by_key(|&i| std::cmp::Reverse(self.entries()[i].written));
+        let latest_first = record::latest_first(candidates.iter().map(|&i| self.entries()[i].written));
         let mut stale = None;
-        for index in candidates {
+        for index in latest_first.into_iter().map(|at| candidates[at]) {
             let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
             let current = self.key(manifest_path, manifest, &resolved)?;
             match key::changed(&recorded, &current) {
@@ -683,8 +683,8 @@ fn records_of(executable: &str) -> Vec<crate::plan::CacheRecord> {
             });
         }
     }
-    records.sort_by_key(|r| std::cmp::Reverse(r.written));
-    records
+    let mut slots: Vec<Option<crate::plan::CacheRecord>> = records.into_iter().map(Some).collect();
+    record::latest_first(slots.iter().flatten().map(|r| r.written)).into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// Where the applications' physical devices' records are: `profiles/` beside the drivers file at
