@@ -323,7 +323,7 @@ impl Session {
             let mut entries = Vec::new();
             platform::for_each_environment_entry(|entry| entries.push(entry.to_vec()));
             named.extend(key::environment_by_name(entries.iter().map(Vec::as_slice)));
-            named.sort_unstable();
+            crate::sort::sort(&mut named);
             self.named = Some(named);
         }
         self.named.as_deref().unwrap_or_default()
@@ -739,7 +739,7 @@ fn keep_latest_applications(dir: &str, keep: usize) {
         .map(|name| format!("{dir}/{name}"))
         .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
         .collect();
-    files.sort_unstable();
+    crate::sort::sort(&mut files);
     let excess = files.len().saturating_sub(keep);
     for (_, path) in files.into_iter().take(excess) {
         let _ = platform::write::remove_file(&path);
@@ -757,7 +757,8 @@ fn keep_latest_keys(entries: &mut Vec<Entry>, manifest_path: &str, keep: usize) 
     if times.len() <= keep {
         return;
     }
-    times.sort_unstable_by(|a, b| b.cmp(a));
+    crate::sort::sort(&mut times);
+    times.reverse();
     let oldest_kept = if keep == 0 { u64::MAX } else { times[keep - 1] };
     let mut kept = 0;
     entries.retain(|e| {

@@ -127,7 +127,7 @@ impl Entry {
 /// element type for every caller (each stable sort compiled some 5 KB of code of its own).
 pub fn latest_first(written: impl Iterator<Item = u64>) -> Vec<usize> {
     let mut order: Vec<(std::cmp::Reverse<u64>, usize)> = written.enumerate().map(|(i, w)| (std::cmp::Reverse(w), i)).collect();
-    order.sort_unstable();
+    crate::sort::sort(&mut order);
     order.into_iter().map(|(_, i)| i).collect()
 }
 
