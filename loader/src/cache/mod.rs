@@ -139,13 +139,13 @@ fn why_no_file() -> String {
 }
 
 /// The cache file as last decoded, reused while the file is unchanged (see `file_cache`).
-static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
+static DECODED: ParseCache<Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
 
 /// Reads the cache file: its entries, or why it could not be used (a missing file is an empty
 /// cache, not an error).
 pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
     // Written only by replacing it whole: remembered at once (see `get_replaced_whole`).
-    let decoded = DECODED.get_replaced_whole(&path.to_string(), path, record::MAX_FILE_BYTES + 1, |bytes| {
+    let decoded = DECODED.get_replaced_whole(path, path, record::MAX_FILE_BYTES + 1, |bytes| {
         record::decode_shared(Arc::new(bytes)).map(Arc::new).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced"))
     });
     match decoded {
