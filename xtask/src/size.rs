@@ -148,23 +148,29 @@ struct Symbol {
     kind: Kind,
 }
 
-/// The sized functions and data of `library`'s symbol table (`nm -S -C`).
+/// The sized functions and data of `library`'s symbol table (`nm -S -C`), each address once:
+/// identical functions merged by LLVM are one body under several names (aliases), counted in the
+/// group of the first name `nm` lists.
 fn symbols(library: &Path) -> Result<Vec<Symbol>, String> {
     let out = Command::new("nm").args(["-S", "-C"]).arg(library).output().map_err(|e| format!("cannot run nm (binutils): {e}"))?;
     if !out.status.success() {
         return Err(format!("nm {} failed: {}", library.display(), String::from_utf8_lossy(&out.stderr)));
     }
     let mut symbols = Vec::new();
+    let mut addresses = std::collections::BTreeSet::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         // `address size type name`; symbols without a size have three fields.
         let mut f = line.splitn(4, ' ');
-        let (Some(_), Some(size), Some(kind), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else { continue };
+        let (Some(address), Some(size), Some(kind), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else { continue };
         let Ok(bytes) = u64::from_str_radix(size, 16) else { continue };
         let kind = match kind {
             "t" | "T" | "w" | "W" => Kind::Code,
             "r" | "R" | "d" | "D" | "b" | "B" | "v" | "V" => Kind::Data,
             _ => continue,
         };
+        if !addresses.insert(address.to_string()) {
+            continue;
+        }
         symbols.push(Symbol { name: name.to_string(), bytes, kind });
     }
     Ok(symbols)
