@@ -13,6 +13,7 @@
 pub mod reference;
 #[macro_use]
 mod debug;
+mod sort;
 mod platform;
 mod app_callbacks;
 mod ffi;

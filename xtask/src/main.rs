@@ -99,7 +99,8 @@ subcommands:
   bench size [--khronos PATH]
       the release libvulkan.so stripped as the package ships it (target <= 1 MiB; with PATH, the
       ratio to that library stripped the same way), its sections, and its code and named data by
-      crate, the loader's own by top-level module (nm on the unstripped build)
+      crate, the loader's own by top-level module, and its largest functions (nm on the
+      unstripped build)
   bench build-time
       release build times from clean: vk-generated alone, and libvulkan.so (loader + vk-generated)
   fuzz [--seconds N] [TARGET...]

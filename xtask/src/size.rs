@@ -11,7 +11,8 @@
 //! stay with std/core/alloc). std's backtrace symbolizer (its `backtrace_rs`, gimli, addr2line,
 //! miniz_oxide, rustc_demangle) is one group: the default panic hook links it in. Code without a
 //! name in the table (the unwinder from libgcc_eh, the exported trampolines' padding) is
-//! "(no crate)". Section sizes come from the stripped file (`size -A`).
+//! "(no crate)". The largest functions are listed by name, where a cut would start. Section
+//! sizes come from the stripped file (`size -A`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -68,7 +69,8 @@ pub fn report(library: &Path, khronos: Option<&Path>, scratch: &Path) -> Result<
     for (name, bytes) in sections.iter().filter(|(_, b)| *b >= 1024) {
         out += &format!("  {name:<20} {bytes:>9}\n");
     }
-    let groups = groups(library)?;
+    let symbols = symbols(library)?;
+    let groups = groups(&symbols);
     for (kind, title) in [(Kind::Code, "code (.text) by crate, the loader by module"), (Kind::Data, "named data (.rodata, .data.rel.ro, .data) by crate")] {
         let mut rows: Vec<(&String, u64)> = groups.iter().filter(|((_, k), _)| *k == kind).map(|((g, _), b)| (g, *b)).collect();
         rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
@@ -83,8 +85,18 @@ pub fn report(library: &Path, khronos: Option<&Path>, scratch: &Path) -> Result<
             out += &format!("  {:<28} {rest_bytes:>9}  {:>5.1}%\n", format!("({} smaller groups)", rest.len()), 100.0 * rest_bytes as f64 / total as f64);
         }
     }
+    let mut largest: Vec<&Symbol> = symbols.iter().filter(|s| s.kind == Kind::Code).collect();
+    largest.sort_by(|a, b| b.bytes.cmp(&a.bytes).then(a.name.cmp(&b.name)));
+    out += &format!("\nthe {LARGEST_SHOWN} largest functions (bytes; group):\n");
+    for s in largest.iter().take(LARGEST_SHOWN) {
+        let name: String = s.name.chars().take(100).collect();
+        out += &format!("  {:>7}  {name}  ({})\n", s.bytes, group(&s.name));
+    }
     Ok(out)
 }
+
+/// How many of the largest functions the report names: where a cut would start.
+const LARGEST_SHOWN: usize = 25;
 
 fn kib(bytes: u64) -> u64 {
     bytes.div_ceil(1024)
@@ -129,26 +141,48 @@ enum Kind {
     Data,
 }
 
-/// Bytes per (group, kind) from the symbol table of `library`.
-fn groups(library: &Path) -> Result<BTreeMap<(String, Kind), u64>, String> {
+/// A function or datum of the symbol table.
+struct Symbol {
+    name: String,
+    bytes: u64,
+    kind: Kind,
+}
+
+/// The sized functions and data of `library`'s symbol table (`nm -S -C`), each address once:
+/// identical functions merged by LLVM are one body under several names (aliases), counted in the
+/// group of the first name `nm` lists.
+fn symbols(library: &Path) -> Result<Vec<Symbol>, String> {
     let out = Command::new("nm").args(["-S", "-C"]).arg(library).output().map_err(|e| format!("cannot run nm (binutils): {e}"))?;
     if !out.status.success() {
         return Err(format!("nm {} failed: {}", library.display(), String::from_utf8_lossy(&out.stderr)));
     }
-    let mut groups = BTreeMap::new();
+    let mut symbols = Vec::new();
+    let mut addresses = std::collections::BTreeSet::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         // `address size type name`; symbols without a size have three fields.
         let mut f = line.splitn(4, ' ');
-        let (Some(_), Some(size), Some(kind), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else { continue };
+        let (Some(address), Some(size), Some(kind), Some(name)) = (f.next(), f.next(), f.next(), f.next()) else { continue };
         let Ok(bytes) = u64::from_str_radix(size, 16) else { continue };
         let kind = match kind {
             "t" | "T" | "w" | "W" => Kind::Code,
             "r" | "R" | "d" | "D" | "b" | "B" | "v" | "V" => Kind::Data,
             _ => continue,
         };
-        *groups.entry((group(name), kind)).or_insert(0) += bytes;
+        if !addresses.insert(address.to_string()) {
+            continue;
+        }
+        symbols.push(Symbol { name: name.to_string(), bytes, kind });
     }
-    Ok(groups)
+    Ok(symbols)
+}
+
+/// Bytes per (group, kind).
+fn groups(symbols: &[Symbol]) -> BTreeMap<(String, Kind), u64> {
+    let mut groups = BTreeMap::new();
+    for s in symbols {
+        *groups.entry((group(&s.name), s.kind)).or_insert(0) += s.bytes;
+    }
+    groups
 }
 
 /// The group a demangled symbol name counts in (see the module's documentation).

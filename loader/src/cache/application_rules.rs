@@ -48,7 +48,7 @@ impl Application {
         use crate::reference::variables::{MESA_DRICONF_EXECUTABLE_OVERRIDE, MESA_PROCESS_NAME};
         names.extend(MESA_PROCESS_NAME.get());
         names.extend(MESA_DRICONF_EXECUTABLE_OVERRIDE.get());
-        names.sort_unstable();
+        crate::sort::sort(&mut names);
         names.dedup();
         Application { executable_names: names, name: name.to_string(), engine: engine.to_string() }
     }
@@ -135,10 +135,10 @@ fn driconf_paths(library: &str) -> Vec<String> {
     paths.extend(crate::reference::variables::HOME.get().map(|home| format!("{home}/.drirc")));
     for dir in directories {
         let mut names = platform::list_dir(&dir).unwrap_or_default();
-        names.sort_unstable();
+        crate::sort::sort(&mut names);
         paths.extend(names.into_iter().map(|name| format!("{dir}/{name}")));
     }
-    paths.sort_unstable();
+    crate::sort::sort(&mut paths);
     paths.dedup();
     paths
 }

@@ -214,7 +214,7 @@ pub fn configuration_files() -> Result<Vec<(String, u64)>, String> {
         };
         found.push((path, identity));
     }
-    found.sort_unstable();
+    crate::sort::sort(&mut found);
     found.dedup();
     Ok(found)
 }

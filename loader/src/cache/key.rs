@@ -39,7 +39,7 @@ pub fn environment_by_name<'a>(entries: impl Iterator<Item = &'a [u8]>) -> Vec<(
             (!super::launch::identifies_a_launch(name)).then(|| (format!("${}", String::from_utf8_lossy(name)), Digest::default().bytes(value).value()))
         })
         .collect();
-    named.sort_unstable();
+    crate::sort::sort(&mut named);
     named
 }
 

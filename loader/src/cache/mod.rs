@@ -139,13 +139,13 @@ fn why_no_file() -> String {
 }
 
 /// The cache file as last decoded, reused while the file is unchanged (see `file_cache`).
-static DECODED: ParseCache<String, Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
+static DECODED: ParseCache<Result<Arc<Vec<Entry>>, String>> = ParseCache::new();
 
 /// Reads the cache file: its entries, or why it could not be used (a missing file is an empty
 /// cache, not an error).
 pub fn read(path: &str) -> Result<Arc<Vec<Entry>>, String> {
     // Written only by replacing it whole: remembered at once (see `get_replaced_whole`).
-    let decoded = DECODED.get_replaced_whole(&path.to_string(), path, record::MAX_FILE_BYTES + 1, |bytes| {
+    let decoded = DECODED.get_replaced_whole(path, path, record::MAX_FILE_BYTES + 1, |bytes| {
         record::decode_shared(Arc::new(bytes)).map(Arc::new).map_err(|why| format!("{path}: ignored ({why:?}); it will be replaced"))
     });
     match decoded {
@@ -323,7 +323,7 @@ impl Session {
             let mut entries = Vec::new();
             platform::for_each_environment_entry(|entry| entries.push(entry.to_vec()));
             named.extend(key::environment_by_name(entries.iter().map(Vec::as_slice)));
-            named.sort_unstable();
+            crate::sort::sort(&mut named);
             self.named = Some(named);
         }
         self.named.as_deref().unwrap_or_default()
@@ -396,9 +396,9 @@ impl Session {
         }
         // The latest first: by time, and among those of one second the later written (pushed last).
         candidates.reverse();
-        candidates.sort_by_key(|&i| std::cmp::Reverse(self.entries()[i].written));
+        let latest_first = record::latest_first(candidates.iter().map(|&i| self.entries()[i].written));
         let mut stale = None;
-        for index in candidates {
+        for index in latest_first.into_iter().map(|at| candidates[at]) {
             let (recorded, resolved) = (self.entries()[index].key, self.entries()[index].library_resolved.clone());
             let current = self.key(manifest_path, manifest, &resolved)?;
             match key::changed(&recorded, &current) {
@@ -692,8 +692,8 @@ fn records_of(executable: &str) -> Vec<crate::plan::CacheRecord> {
             });
         }
     }
-    records.sort_by_key(|r| std::cmp::Reverse(r.written));
-    records
+    let mut slots: Vec<Option<crate::plan::CacheRecord>> = records.into_iter().map(Some).collect();
+    record::latest_first(slots.iter().flatten().map(|r| r.written)).into_iter().filter_map(|i| slots[i].take()).collect()
 }
 
 /// Where the applications' physical devices' records are: `profiles/` beside the drivers file at
@@ -748,7 +748,7 @@ fn keep_latest_applications(dir: &str, keep: usize) {
         .map(|name| format!("{dir}/{name}"))
         .filter_map(|path| Some((std::fs::metadata(&path).ok()?.modified().ok()?, path)))
         .collect();
-    files.sort_unstable();
+    crate::sort::sort(&mut files);
     let excess = files.len().saturating_sub(keep);
     for (_, path) in files.into_iter().take(excess) {
         let _ = platform::write::remove_file(&path);
@@ -766,7 +766,8 @@ fn keep_latest_keys(entries: &mut Vec<Entry>, manifest_path: &str, keep: usize) 
     if times.len() <= keep {
         return;
     }
-    times.sort_unstable_by(|a, b| b.cmp(a));
+    crate::sort::sort(&mut times);
+    times.reverse();
     let oldest_kept = if keep == 0 { u64::MAX } else { times[keep - 1] };
     let mut kept = 0;
     entries.retain(|e| {

@@ -162,10 +162,10 @@ fn load_drivers(
         match loaded {
             Ok(Outcome::Remembered(remembered)) => sources.push(Source::Remembered(remembered)),
             Ok(Outcome::Loaded(Loaded::Driver(d))) => {
-                let milliseconds = started.elapsed().as_secs_f64() * 1000.0;
-                log!(Level::Driver, "{}: loaded in {milliseconds:.1} ms ({miss})", found.path);
+                let milliseconds = crate::debug::log::Milliseconds(started.elapsed());
+                log!(Level::Driver, "{}: loaded in {milliseconds} ms ({miss})", found.path);
                 plan::record(|p| {
-                    let why = format!("loaded (loader-driver interface version {}) in {milliseconds:.1} ms: {miss}", d.interface_version);
+                    let why = format!("loaded (loader-driver interface version {}) in {milliseconds} ms: {miss}", d.interface_version);
                     p.driver(&found.path, Some(&d.library_path), Decision::Used, why)
                 });
                 let d = Arc::new(d);

@@ -19,12 +19,14 @@ use crate::platform::file_cache::ParseCache;
 
 /// Layer manifests as last parsed, by path and kind (see file_cache): an unchanged file is not
 /// read again, which makes instance creation with many manifests present cheap.
-static PARSED: ParseCache<(String, bool), Result<ParsedFile, String>> = ParseCache::new();
+static PARSED: ParseCache<Result<ParsedFile, String>> = ParseCache::new();
 
 /// A manifest file parsed, from the cache when the file is unchanged: `file` is opened, `path`
 /// (the same, but for a name that is not UTF-8: see `search::Found`) is the name it goes by.
 fn parse(file: &OsStr, path: &str, implicit: bool) -> Result<ParsedFile, String> {
-    let parsed = PARSED.get_manifest(&(path.to_string(), implicit), file, |text| manifest::layer::parse_layers(text, path, implicit));
+    // Keyed by the path and whether it was found as an implicit layer's, which the parse depends on.
+    let key = format!("{}{path}", if implicit { "implicit " } else { "explicit " });
+    let parsed = PARSED.get_manifest(&key, file, |text| manifest::layer::parse_layers(text, path, implicit));
     let parsed = parsed.map_err(|e| {
         // The Khronos loader's words.
         log!(Level::Error, "loader_get_json: Failed to open JSON file {path}");

@@ -348,8 +348,8 @@ impl Lazy {
                 let answered = self.answered.load(Ordering::Relaxed);
                 match self.load() {
                     Ok(live) => {
-                        let ms = started.elapsed().as_secs_f64() * 1000.0;
-                        let what = format!("loaded at {command} in {ms:.1} ms, after {answered} queries answered from the driver cache");
+                        let ms = crate::debug::log::Milliseconds(started.elapsed());
+                        let what = format!("loaded at {command} in {ms} ms, after {answered} queries answered from the driver cache");
                         log!(Level::Driver, "{}: {what}", self.manifest_path);
                         crate::plan::record(|p| p.driver(&self.manifest_path, None, crate::plan::Decision::Used, &what));
                         Ok(live)

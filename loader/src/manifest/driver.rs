@@ -28,7 +28,7 @@ pub struct DriverManifest {
 const KNOWN_FILE_FORMAT: (u32, u32, u32) = (1, 0, 1);
 
 /// Driver manifests as last parsed (see file_cache).
-static PARSED: ParseCache<String, Result<DriverManifest, String>> = ParseCache::new();
+static PARSED: ParseCache<Result<DriverManifest, String>> = ParseCache::new();
 
 /// Reads and parses a driver manifest, or reuses its last parse when the file is unchanged.
 pub fn read_driver(path: &str) -> Result<DriverManifest, String> {
@@ -38,7 +38,7 @@ pub fn read_driver(path: &str) -> Result<DriverManifest, String> {
 /// [`read_driver`] of the file `file`, named `path` in logs and relative library paths: the two
 /// differ where a name in the path is not UTF-8 (see `discover::search::Found`).
 pub fn read_driver_file(file: &OsStr, path: &str) -> Result<DriverManifest, String> {
-    let parsed = PARSED.get_manifest(&path.to_string(), file, |text| parse_driver(text, path))?;
+    let parsed = PARSED.get_manifest(path, file, |text| parse_driver(text, path))?;
     let manifest = (*parsed).clone()?;
     // The Khronos loader's words, at its level.
     log!(Level::Debug, "Searching for ICD drivers named {}", manifest.library_path);

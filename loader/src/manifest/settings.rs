@@ -183,7 +183,7 @@ fn split_list(list: &str) -> Vec<String> {
 
 /// Settings files as last parsed, by path (see file_cache): an unchanged file is not read again.
 /// The executable's path, which picks the entry, cannot change while the process runs.
-static PARSED: ParseCache<String, Result<Option<Arc<Settings>>, String>> = ParseCache::new();
+static PARSED: ParseCache<Result<Option<Arc<Settings>>, String>> = ParseCache::new();
 
 /// The settings in force now: the first settings file found, if it sets anything. Looks at the
 /// file system once per API call (see `OneLook`), so a file vkconfig writes or removes is seen by

@@ -14,8 +14,10 @@
 //! application's `VkAllocationCallbacks` (see host_alloc). They are ordered maps: a hash map's
 //! random keys would cost the first creation a `getrandom` call for a few dozen paths.
 
+use std::any::Any;
 use std::collections::BTreeMap;
 use std::ffi::OsStr;
+use std::marker::PhantomData;
 use std::os::unix::ffi::OsStrExt;
 use std::sync::{Arc, Mutex};
 
@@ -28,14 +30,24 @@ use crate::platform::{FileIdentity, OpenFile};
 pub const MAX_MANIFEST_BYTES: usize = 16 << 20;
 
 /// What `parse` made of each file, by key (the path, and whatever else changes the parse), with
-/// the identity of the file it was made from.
-pub struct ParseCache<K, T> {
-    entries: Mutex<Option<BTreeMap<K, Entry<T>>>>,
+/// the identity of the file it was made from. Typed outside, untyped inside: the map, the reads
+/// and the checks are compiled once for every cache ([`Untyped`]), not once per parse's type.
+pub struct ParseCache<T> {
+    untyped: Untyped,
+    parses: PhantomData<fn() -> T>,
+}
+
+/// A parse of any type, as [`Untyped`] keeps it.
+type AnyParse = Arc<dyn Any + Send + Sync>;
+
+/// What a [`ParseCache`] does, for parses of any type.
+struct Untyped {
+    entries: Mutex<Option<BTreeMap<String, Entry>>>,
 }
 
 /// A parse, the identity of the file it was made from, and the API call it may serve: 0 for
 /// every call (a settled file), else only the call that read the file (see `call_files`).
-type Entry<T> = (FileIdentity, Arc<T>, u64);
+type Entry = (FileIdentity, AnyParse, u64);
 
 /// How much of a file is read.
 #[derive(Clone, Copy)]
@@ -56,36 +68,45 @@ enum Kind {
     ReplacedWhole,
 }
 
-impl<K: Ord + Clone, T> ParseCache<K, T> {
+impl<T: Send + Sync + 'static> ParseCache<T> {
     pub const fn new() -> Self {
-        ParseCache { entries: Mutex::new(None) }
+        ParseCache { untyped: Untyped { entries: Mutex::new(None) }, parses: PhantomData }
     }
 
     /// `parse` of the manifest at `path`, from the cache when the file is unchanged; a file
     /// larger than [`MAX_MANIFEST_BYTES`] is refused, saying so.
-    pub fn get_manifest(&self, key: &K, path: impl AsRef<OsStr>, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, Limit::Refuse(MAX_MANIFEST_BYTES), Kind::Manifest, |text| parse(&text))
+    pub fn get_manifest(&self, key: &str, path: impl AsRef<OsStr>, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path.as_ref(), Limit::Refuse(MAX_MANIFEST_BYTES), Kind::Manifest, |text| parse(&text))
     }
 
     /// `parse` of the file at `path`, from the cache when the file is unchanged, reading no more
     /// than `limit` bytes of the file (`parse` sees `limit` bytes of a larger one and can refuse
-    /// it). `key` must be built from the system allocator's memory if it is to outlive an
-    /// application's scope, so the cache clones it there.
-    pub fn get_at_most(&self, key: &K, path: impl AsRef<OsStr>, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, Limit::Cut(limit), Kind::Manifest, |text| parse(&text))
+    /// it). The cache keeps its own copy of `key`, made from the system allocator's memory.
+    pub fn get_at_most(&self, key: &str, path: impl AsRef<OsStr>, limit: usize, parse: impl FnOnce(&[u8]) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path.as_ref(), Limit::Cut(limit), Kind::Manifest, |text| parse(&text))
     }
 
     /// `get_at_most` for a file that is only ever replaced whole by a rename, never written in
     /// place (the driver cache): each version is a new file, with its own inode and modification
     /// time, so it is remembered at once. A version mistaken for an earlier one could only give
     /// that earlier, whole content. `parse` is given the bytes read, to keep rather than copy.
-    pub fn get_replaced_whole(&self, key: &K, path: impl AsRef<OsStr>, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
-        self.read(key, path, Limit::Cut(limit), Kind::ReplacedWhole, parse)
+    pub fn get_replaced_whole(&self, key: &str, path: impl AsRef<OsStr>, limit: usize, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+        self.read(key, path.as_ref(), Limit::Cut(limit), Kind::ReplacedWhole, parse)
     }
 
+    /// The untyped read, its parse given back as a `T` (which every parse of this cache is).
+    fn read(&self, key: &str, path: &OsStr, limit: Limit, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
+        // Called once at most; an `FnMut` (not a boxed `FnOnce`) so that a hit allocates nothing.
+        let mut parse = Some(parse);
+        let mut parse = |text: Vec<u8>| parse.take().map(|parse| Arc::new(parse(text)) as AnyParse);
+        let any = self.untyped.read(key, path, limit, kind, &mut parse)?;
+        any.downcast::<T>().map_err(|_| "a parse of another type in this cache".to_string())
+    }
+}
+
+impl Untyped {
     /// The parse of the file at `path` (bytes: a file name need not be UTF-8).
-    fn read(&self, key: &K, path: impl AsRef<OsStr>, limit: Limit, kind: Kind, parse: impl FnOnce(Vec<u8>) -> T) -> Result<Arc<T>, String> {
-        let path = path.as_ref();
+    fn read(&self, key: &str, path: &OsStr, limit: Limit, kind: Kind, parse: &mut dyn FnMut(Vec<u8>) -> Option<AnyParse>) -> Result<AnyParse, String> {
         let call = call_files::current();
         // The file unchanged since its parse: not opened.
         if let Ok(st) = crate::platform::stat_once(path.as_bytes()) {
@@ -108,30 +129,31 @@ impl<K: Ord + Clone, T> ParseCache<K, T> {
         drop(file);
         #[cfg(test)]
         tests::READS.with(|reads| reads.set(reads.get() + 1));
-        match identity {
-            Some(id) => Ok(self.keep(key, id, kind, call, || parse(text))),
-            None => Ok(Arc::new(parse(text))),
-        }
+        let parsed = match identity {
+            Some(id) => self.keep(key, id, kind, call, || parse(text)),
+            None => parse(text),
+        };
+        parsed.ok_or_else(|| "parsed twice".to_string())
     }
 
     /// `make()` (a parse), remembered under `id` for every call when that identity can be trusted
     /// to tell a change, else for the API call `call` only (none outside a call).
-    fn keep(&self, key: &K, id: FileIdentity, kind: Kind, call: u64, make: impl FnOnce() -> T) -> Arc<T> {
+    fn keep(&self, key: &str, id: FileIdentity, kind: Kind, call: u64, make: impl FnOnce() -> Option<AnyParse>) -> Option<AnyParse> {
         let only_in = match kind == Kind::ReplacedWhole || id.is_settled() {
             true => 0,
-            false if call == 0 => return Arc::new(make()),
+            false if call == 0 => return make(),
             false => call,
         };
-        let value = with_system_allocator(|| Arc::new(make()));
+        let value = with_system_allocator(make)?;
         if let Ok(mut guard) = self.entries.lock() {
-            with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.clone(), (id, value.clone(), only_in)));
+            with_system_allocator(|| guard.get_or_insert_with(BTreeMap::new).insert(key.to_string(), (id, value.clone(), only_in)));
         }
-        value
+        Some(value)
     }
 
     /// The parse of `key` if it was made from the file of identity `id` and may serve the API
     /// call `call`.
-    fn cached(&self, key: &K, id: FileIdentity, call: u64) -> Option<Arc<T>> {
+    fn cached(&self, key: &str, id: FileIdentity, call: u64) -> Option<AnyParse> {
         let guard = self.entries.lock().ok()?;
         let (cached_id, value, only_in) = guard.as_ref()?.get(key)?;
         (*cached_id == id && (*only_in == 0 || *only_in == call)).then(|| value.clone())
@@ -160,8 +182,8 @@ mod tests {
     fn a_settled_file_unchanged_is_not_opened_again_and_a_new_one_is_read_once_per_call() {
         let path = std::env::temp_dir().join(format!("loader-parse-cache-calls-{}", std::process::id()));
         let path = path.to_str().unwrap().to_string();
-        let cache = ParseCache::<String, Vec<u8>>::new();
-        let get = || cache.get_manifest(&"k".to_string(), &path, |text| text.to_vec()).unwrap();
+        let cache = ParseCache::<Vec<u8>>::new();
+        let get = || cache.get_manifest("k", &path, |text| text.to_vec()).unwrap();
 
         // Just written: read again by each call, but once within one.
         std::fs::write(&path, b"new").unwrap();
@@ -194,7 +216,7 @@ mod tests {
     fn only_settled_files_are_remembered() {
         let path = std::env::temp_dir().join(format!("loader-parse-cache-{}", std::process::id()));
         let set_modified = |when: SystemTime| std::fs::File::options().write(true).open(&path).unwrap().set_modified(when).unwrap();
-        let cache = ParseCache::<String, Vec<u8>>::new();
+        let cache = ParseCache::<Vec<u8>>::new();
         let parses = Cell::new(0);
         let get = || {
             let key = "k".to_string();
@@ -232,7 +254,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("loader-parse-cache-kinds-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let cache = ParseCache::<String, usize>::new();
+        let cache = ParseCache::<usize>::new();
         let key = "k".to_string();
         let large = dir.join("large.json");
         std::fs::File::create(&large).unwrap().set_len(MAX_MANIFEST_BYTES as u64 + 1).unwrap();

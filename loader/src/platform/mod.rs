@@ -346,7 +346,7 @@ fn read_dir_names(path: &str) -> Option<Vec<OsString>> {
         }
         libc::closedir(dir);
         // A directory's names are distinct: the unstable sort gives the stable one's order.
-        names.sort_unstable();
+        crate::sort::sort(&mut names);
         Some(names)
     }
 }
