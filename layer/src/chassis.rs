@@ -293,6 +293,7 @@ unsafe extern "system" fn create_instance<L: Registered>(
                         link,
                         messengers,
                         hooks,
+                        owned: Default::default(),
                     });
                     // The key is the dispatch pointer of the instance just created.
                     let Some(state) = store_created(&L::chassis().instances, key, state) else {
@@ -438,6 +439,7 @@ unsafe extern "system" fn create_device<L: Registered>(
                         link,
                         messengers,
                         hooks,
+                        owned: Default::default(),
                     });
                     // The key is the dispatch pointer of the device just created.
                     let Some(state) = store_created(&L::chassis().devices, key, state) else {
