@@ -123,3 +123,70 @@ fn compute_program_through_the_wrap_all_layer_checks_its_values() {
         }
     }
 }
+
+/// `vkcube --c 300` on an Xvfb display through our loader, lavapipe the only driver, the layers
+/// of `layers` (application side first) from `dir` and the system's explicit layers: its exit
+/// status, stdout and stderr.
+fn vkcube(x: &common::xvfb::Xvfb, dir: &Path, layers: &[&str]) -> (bool, String, String) {
+    let mut cmd = Command::new("vkcube");
+    cmd.args(["--c", "300"]).env_clear();
+    cmd.env("PATH", std::env::var_os("PATH").unwrap_or_default()).env("DISPLAY", &x.display);
+    cmd.env("VK_DRIVER_FILES", common::LAVAPIPE).env("LD_LIBRARY_PATH", dir).env("HOME", dir.join("home"));
+    cmd.env("XDG_DATA_DIRS", dir.join("none")).env("XDG_CONFIG_DIRS", dir.join("none"));
+    cmd.env("VK_LAYER_PATH", format!("{}:/usr/share/vulkan/explicit_layer.d", dir.display()));
+    cmd.env("VK_INSTANCE_LAYERS", layers.join(":")).env("WRAP_ALL_REPORT", "1").env("VK_LOADER_DEBUG", "layer");
+    let out = common::output_within(&mut cmd, common::CHILD_WATCHDOG);
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// vkcube (300 frames: xcb surface, swapchain, render pass, pipelines, descriptor sets, textures,
+/// presents) through the layer exits as without it; an SDK layer below it that counts the draws
+/// counts as many as without it; the Khronos validation layer above it and below it reports
+/// nothing.
+#[test]
+fn vkcube_through_the_wrap_all_layer_runs_as_without_it() {
+    let (Some(_), Some(_)) = (common::xvfb::on_path("Xvfb"), common::xvfb::on_path("vkcube")) else {
+        eprintln!("SKIPPED: vkcube_through_the_wrap_all_layer_runs_as_without_it needs Xvfb (package xvfb) and vkcube (package vulkan-tools)");
+        return;
+    };
+    let validation = "/usr/share/vulkan/explicit_layer.d/VkLayer_khronos_validation.json";
+    assert!(Path::new(validation).exists(), "{validation} missing: install vulkan-validationlayers");
+    let dir = setup("wrap-all-vkcube");
+    let count = dir.join("libVkLayer_sdk_draw_count.so");
+    std::fs::copy(common::shipped_library("libVkLayer_sdk_draw_count.so"), &count).unwrap();
+    let manifest = vk_layer::Manifest {
+        name: "VK_LAYER_TEST_sdk_draw_count",
+        library_path: Path::new("./libVkLayer_sdk_draw_count.so"),
+        api_version: vk_generated::make_api_version(0, 1, 4, 0),
+        implementation_version: 1,
+        description: "counts draws",
+        ..vk_layer::Manifest::default()
+    };
+    manifest.write(&dir.join("sdk_draw_count.json")).unwrap();
+    let x = common::xvfb::Xvfb::start();
+    let draws = |out: &str| out.lines().find(|l| l.starts_with("SDK_DRAW_COUNT ")).map(str::to_string);
+
+    let (ok, out, err) = vkcube(&x, &dir, &["VK_LAYER_TEST_sdk_draw_count"]);
+    assert!(ok, "vkcube without the layer failed:\n{out}{err}");
+    let without = draws(&out).unwrap_or_else(|| panic!("the counting layer did not report:\n{out}{err}"));
+    assert_ne!(without, "SDK_DRAW_COUNT 0", "vkcube records its draws");
+    eprintln!("{without}");
+    let (ok, out, err) = vkcube(&x, &dir, &[LAYER, "VK_LAYER_TEST_sdk_draw_count"]);
+    assert!(ok, "vkcube through the layer failed:\n{out}{err}");
+    assert_eq!(draws(&out), Some(without), "the layer below counted otherwise:\n{out}{err}");
+    let types = wrapped_types(&err);
+    // Beside the compute program's: semaphore, fence, image, image view, render pass, framebuffer,
+    // sampler, surface, swapchain.
+    for t in COMPUTE_TYPES.iter().chain(&[5, 7, 10, 14, 18, 21, 24, 1000000000, 1000001000]) {
+        assert!(types.contains(t), "object type {t} not wrapped: {types:?}\n{out}{err}");
+    }
+    for layers in [[LAYER, "VK_LAYER_KHRONOS_validation"], ["VK_LAYER_KHRONOS_validation", LAYER]] {
+        let (ok, out, err) = vkcube(&x, &dir, &layers);
+        assert!(ok, "vkcube with {layers:?} failed:\n{out}{err}");
+        // Both in the device's chain, in that order.
+        let chain = err.lines().find(|l| l.contains("device layer chain")).unwrap_or_default();
+        let at = |name: &str| chain.find(name).unwrap_or_else(|| panic!("{name} not in the chain:\n{err}"));
+        assert!(at(layers[0]) < at(layers[1]), "{layers:?}: not in that order: {chain}");
+        assert!(!out.contains("VUID") && !err.contains("VUID") && !err.contains("Validation Error"), "{layers:?}: validation reported:\n{out}{err}");
+    }
+}
