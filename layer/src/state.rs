@@ -150,8 +150,14 @@ pub trait Layer: Sized + 'static {
     /// array is copied only when a handle in it changes, the copy living for the call; the
     /// application's memory is only read. `call_down_*` gets what goes down, the other hooks the
     /// caller's arguments. What the walk does not reach is listed in
-    /// [`NOT_UNWRAPPED`](crate::NOT_UNWRAPPED). Without it (the default) no entry point walks
-    /// anything: the check is a constant, and a layer that wraps nothing pays nothing.
+    /// [`NOT_UNWRAPPED`](crate::NOT_UNWRAPPED). On the way up, every handle a command brings back
+    /// goes through [`wrap_handle`](Self::wrap_handle), [`wrap_queue`](Self::wrap_queue), ...
+    /// before `post_call_record_*`, and those destroyed or freed (a pool's and a swapchain's
+    /// with them) through [`forget_handle`](Self::forget_handle) or
+    /// [`forget_command_buffer`](Self::forget_command_buffer) after it
+    /// ([`WRAP_EXCEPTIONS`](crate::WRAP_EXCEPTIONS), [`NOT_WRAPPED`](crate::NOT_WRAPPED)).
+    /// Without it (the default) no entry point walks or wraps anything: the check is a constant,
+    /// and a layer that wraps nothing pays nothing.
     const WRAPS_HANDLES: bool = false;
 
     /// The next level's handle for a non-dispatchable handle `handle` the level above passed to a
