@@ -253,6 +253,7 @@ pub(crate) unsafe fn chain<U: Unwrapper>(
         None if rest == next => return Ok(p),
         None => {
             let size = generated::structure_size(head.sType)
+                .or_else(|| loader_structure_size(head.sType))
                 .ok_or(Refused(VkObjectType::UNKNOWN, head.sType.0 as u64))?;
             let mut copy = vec![0u64; size.div_ceil(8)];
             // SAFETY: `p` holds `size` bytes (its sType's structure); the copy has room for them.
@@ -265,6 +266,17 @@ pub(crate) unsafe fn chain<U: Unwrapper>(
     // SAFETY: `node` is this call's own copy of a chain structure, headed as `VkBaseOutStructure`.
     unsafe { (*(node as *mut VkBaseOutStructure)).pNext = rest as *mut VkBaseOutStructure };
     Ok(node)
+}
+
+/// The size of the loader's structures the registry has no structure for, which head the chains
+/// of `vkCreateInstance` and `vkCreateDevice` (`vk_layer.h`).
+fn loader_structure_size(stype: VkStructureType) -> Option<usize> {
+    use vk_generated::layer_abi::{VkLayerDeviceCreateInfo, VkLayerInstanceCreateInfo};
+    match stype {
+        VkStructureType::LOADER_INSTANCE_CREATE_INFO => Some(size_of::<VkLayerInstanceCreateInfo>()),
+        VkStructureType::LOADER_DEVICE_CREATE_INFO => Some(size_of::<VkLayerDeviceCreateInfo>()),
+        _ => None,
+    }
 }
 
 /// The chain node at `src`, a `T`, through `walk` with its `pNext` left out (the chain walk links

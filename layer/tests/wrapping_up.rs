@@ -4,7 +4,8 @@
 //! allocates and returns come back wrapped, each distinct from the next level's; calls taking
 //! them reach the next level with its own; the same queue and swapchain images come back as the
 //! same wrappers; destruction, freeing, a pool's destruction and reset and a swapchain's
-//! destruction forget them.
+//! destruction forget them; physical devices come back wrapped too, and go down unwrapped in a
+//! device group at `vkCreateDevice`.
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
@@ -54,14 +55,48 @@ unsafe extern "system" fn next_create_instance(
     unsafe { *out = VkInstance(object(&INSTANCE_DISPATCH as *const u64 as usize)) };
     VkResult::SUCCESS
 }
+/// The next level's physical device, made once.
+static PHYSICAL_DEVICE: Mutex<usize> = Mutex::new(0);
+unsafe extern "system" fn next_enumerate_physical_devices(
+    _: VkInstance,
+    count: *mut u32,
+    out: *mut VkPhysicalDevice,
+) -> VkResult {
+    let mut pd = PHYSICAL_DEVICE.lock().unwrap();
+    if *pd == 0 {
+        *pd = object(&INSTANCE_DISPATCH as *const u64 as usize) as usize;
+    }
+    // SAFETY: the caller's count, and room for it when `out` is not null.
+    unsafe {
+        if !out.is_null() && *count > 0 {
+            *out = VkPhysicalDevice(*pd as *mut c_void);
+        }
+        *count = 1;
+    }
+    VkResult::SUCCESS
+}
+/// Records the physical device it is given and those of a device group in the chain.
 unsafe extern "system" fn next_create_device(
-    _: VkPhysicalDevice,
-    _: *const VkDeviceCreateInfo,
+    physical_device: VkPhysicalDevice,
+    info: *const VkDeviceCreateInfo,
     _: *const VkAllocationCallbacks,
     out: *mut VkDevice,
 ) -> VkResult {
-    // SAFETY: the caller's output.
-    unsafe { *out = VkDevice(object(&DEVICE_DISPATCH as *const u64 as usize)) };
+    // SAFETY: a valid create info (its chain as the test builds it), the caller's output.
+    unsafe {
+        let mut group = Vec::new();
+        let mut next = (*info).pNext as *const VkBaseInStructure;
+        while !next.is_null() {
+            if (*next).sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
+                let g = &*(next as *const VkDeviceGroupDeviceCreateInfo);
+                let pds = std::slice::from_raw_parts(g.pPhysicalDevices, g.physicalDeviceCount as usize);
+                group.extend(pds.iter().map(|p| format!("{:#x}", p.0 as usize)));
+            }
+            next = (*next).pNext;
+        }
+        handed(format!("create device {:#x} group {}", physical_device.0 as usize, group.join(" ")));
+        *out = VkDevice(object(&DEVICE_DISPATCH as *const u64 as usize));
+    }
     VkResult::SUCCESS
 }
 /// `vkCreateImage`, `vkCreateBuffer`, `vkCreateCommandPool`, `vkCreateDescriptorPool` alike.
@@ -191,6 +226,9 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
     match unsafe { CStr::from_ptr(name) }.to_bytes() {
         b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
+        b"vkEnumeratePhysicalDevices" => {
+            void_fn!(PFN_vkEnumeratePhysicalDevices, next_enumerate_physical_devices)
+        }
         b"vkCreateImage" => void_fn!(PFN_vkCreateImage, next_create),
         b"vkCreateBuffer" => void_fn!(PFN_vkCreateBuffer, next_create),
         b"vkCreateCommandPool" => void_fn!(PFN_vkCreateCommandPool, next_create),
@@ -228,7 +266,9 @@ unsafe extern "system" fn next_gdpa(_: VkDevice, name: *const c_char) -> PFN_vkV
 // ---- the layer: wraps every non-dispatchable handle, queues and command buffers -----------------
 
 struct Wrapping;
-struct Instance;
+struct Instance {
+    wrappers: Wrappers,
+}
 struct Device {
     wrappers: Wrappers,
 }
@@ -243,7 +283,16 @@ impl Layer for Wrapping {
         _: &InstanceDispatchTable,
         _: &InstanceLink,
     ) -> Result<Instance, VkResult> {
-        Ok(Instance)
+        Ok(Instance {
+            wrappers: Wrappers::new(),
+        })
+    }
+    fn wrap_physical_device(instance: &Instance, pd: VkPhysicalDevice) -> VkPhysicalDevice {
+        // SAFETY: the next level's live physical device, as the chassis gives it.
+        unsafe { instance.wrappers.wrap_dispatchable(pd) }
+    }
+    fn unwrap_physical_device(instance: &Instance, pd: VkPhysicalDevice) -> Option<VkPhysicalDevice> {
+        instance.wrappers.unwrap_dispatchable(pd)
     }
     fn create_device(
         _: &Instance,
@@ -286,7 +335,7 @@ impl Layer for Wrapping {
     }
 }
 
-#[vk_layer::hooks]
+#[vk_layer::hooks(intercept(*))]
 impl InstanceHooks for Instance {}
 
 #[vk_layer::hooks(intercept(*))]
@@ -325,8 +374,24 @@ unsafe fn create_device() -> VkDevice {
             pfnNextGetInstanceProcAddr: Some(next_gipa),
             pfnNextGetDeviceProcAddr: Some(next_gdpa),
         };
+        // The physical device as the layer hands it out (twice: one wrapper), in a device group
+        // after the loader's structures, as the loaders chain them.
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(
+            vkGetInstanceProcAddr(instance, c"vkEnumeratePhysicalDevices".as_ptr()),
+        );
+        let (mut physical, mut again, mut count) = (VkPhysicalDevice::NULL, VkPhysicalDevice::NULL, 1);
+        assert_eq!(enumerate.unwrap()(instance, &mut count, &mut physical), VkResult::SUCCESS);
+        assert_eq!(enumerate.unwrap()(instance, &mut count, &mut again), VkResult::SUCCESS);
+        assert_eq!(physical, again, "one physical device, one wrapper");
+        assert_ne!(physical.0 as usize, *PHYSICAL_DEVICE.lock().unwrap());
+        let group = VkDeviceGroupDeviceCreateInfo {
+            physicalDeviceCount: 1,
+            pPhysicalDevices: &physical,
+            ..Default::default()
+        };
         let mut chain = VkLayerDeviceCreateInfo::default();
         chain.u.pLayerInfo = &mut link;
+        chain.pNext = &group as *const _ as *const c_void;
         let mut data = VkLayerDeviceCreateInfo {
             function: VkLayerFunction::LOADER_DATA_CALLBACK,
             ..Default::default()
@@ -340,8 +405,8 @@ unsafe fn create_device() -> VkDevice {
         let create: PFN_vkCreateDevice =
             std::mem::transmute(vkGetInstanceProcAddr(instance, c"vkCreateDevice".as_ptr()));
         let mut device = VkDevice::NULL;
-        let physical = VkPhysicalDevice(object(&INSTANCE_DISPATCH as *const u64 as usize));
         assert_eq!(create.unwrap()(physical, &info, ptr::null(), &mut device), VkResult::SUCCESS);
+        assert_eq!(group.pPhysicalDevices, &physical as *const _, "the caller's chain as it was");
         device
     }
 }
@@ -510,7 +575,9 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
         assert_eq!(wrappers().live(VkObjectType::IMAGE), 1, "the created image stays");
 
         let handed = HANDED.lock().unwrap().clone();
+        let pd = *PHYSICAL_DEVICE.lock().unwrap();
         let expected = [
+            format!("create device {pd:#x} group {pd:#x}"),
             "allocate from 0x104".to_string(),
             format!(
                 "copy {:#x} {inner_a:#x} {inner_b:#x}",
