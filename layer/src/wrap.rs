@@ -277,7 +277,12 @@ pub(crate) fn destroyed<W: Wrapper, H: Handle>(w: &W, h: H) {
 ///
 /// # Safety
 /// `p` is null or points to `n` handles.
-pub(crate) unsafe fn freed<W: Wrapper, H: Handle>(w: &W, owner: Option<Key>, p: *const H, n: usize) {
+pub(crate) unsafe fn freed<W: Wrapper, H: Handle>(
+    w: &W,
+    owner: Option<Key>,
+    p: *const H,
+    n: usize,
+) {
     // SAFETY: per the contract.
     let freed = unsafe { crate::unknown::parameter_array(p, n) };
     if let Some(owner) = owner {

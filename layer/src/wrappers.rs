@@ -38,6 +38,8 @@ const FIRST: u64 = 0x7772_0000_0000_0001;
 /// ```
 #[derive(Default)]
 pub struct Wrappers {
+    /// The non-dispatchable types wrapped ([`of`](Self::of)); every one when `None`.
+    only: Option<Vec<VkObjectType>>,
     next: AtomicU64,
     /// Non-dispatchable wrapper -> (type, the next level's handle).
     handles: Mutex<HashMap<u64, (VkObjectType, u64)>>,
@@ -56,15 +58,49 @@ impl Wrappers {
         Self::default()
     }
 
-    /// A new wrapper of the next level's `inner`.
+    /// Wrappers of the non-dispatchable handles of `types` only: [`wrap`](Self::wrap) gives a
+    /// handle of another type back as it is, [`unwrap`](Self::unwrap) takes it as it is, so
+    /// that a layer's generic `wrap_handle` and `unwrap_handle` need not tell the types apart.
+    /// (Dispatchable handles are wrapped where the layer asks, by `wrap_dispatchable`.)
+    ///
+    /// ```
+    /// use vk_layer::vk::types::*;
+    ///
+    /// let images = vk_layer::Wrappers::of(&[VkObjectType::IMAGE]);
+    /// assert_ne!(images.wrap(VkImage(0x51)), VkImage(0x51));
+    /// assert_eq!(images.wrap(VkBuffer(0x52)), VkBuffer(0x52));
+    /// assert_eq!(images.unwrap(VkBuffer(0x52)), Some(VkBuffer(0x52)));
+    /// ```
+    pub fn of(types: &[VkObjectType]) -> Self {
+        let mut wrappers = Self::default();
+        wrappers.only = Some(types.to_vec());
+        wrappers
+    }
+
+    /// Whether handles of `object_type` are wrapped.
+    fn wraps(&self, object_type: VkObjectType) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.contains(&object_type))
+    }
+
+    /// A new wrapper of the next level's `inner` (`inner` itself for a type [`of`](Self::of)
+    /// leaves out).
     pub fn wrap<H: NonDispatchableHandle>(&self, inner: H) -> H {
+        if !self.wraps(H::OBJECT_TYPE) {
+            return inner;
+        }
         let wrapped = FIRST + self.next.fetch_add(1, Ordering::Relaxed);
         lock(&self.handles).insert(wrapped, (H::OBJECT_TYPE, inner.raw()));
         H::from_raw(wrapped)
     }
 
-    /// The next level's handle for `wrapped`, `None` when it is no wrapper of this type.
+    /// The next level's handle for `wrapped`, `None` when it is no wrapper of this type
+    /// (`wrapped` itself for a type [`of`](Self::of) leaves out).
     pub fn unwrap<H: NonDispatchableHandle>(&self, wrapped: H) -> Option<H> {
+        if !self.wraps(H::OBJECT_TYPE) {
+            return Some(wrapped);
+        }
         match lock(&self.handles).get(&wrapped.raw()) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => Some(H::from_raw(inner)),
             _ => None,
@@ -125,8 +161,14 @@ impl Wrappers {
 
     /// How many wrappers of `object_type` live.
     pub fn live(&self, object_type: VkObjectType) -> usize {
-        let handles = lock(&self.handles).values().filter(|(t, _)| *t == object_type).count();
-        let objects = lock(&self.objects).values().filter(|(t, _)| *t == object_type).count();
+        let handles = lock(&self.handles)
+            .values()
+            .filter(|(t, _)| *t == object_type)
+            .count();
+        let objects = lock(&self.objects)
+            .values()
+            .filter(|(t, _)| *t == object_type)
+            .count();
         handles + objects
     }
 }
@@ -158,7 +200,10 @@ mod tests {
         // SAFETY: a wrapper's first word, alive until forgotten.
         assert_eq!(unsafe { *(wrapped.0 as *const usize) }, 0xD15);
         assert_eq!(wrappers.unwrap_dispatchable(wrapped), Some(inner));
-        assert_eq!(wrappers.unwrap_dispatchable(VkCommandBuffer(wrapped.0)), None);
+        assert_eq!(
+            wrappers.unwrap_dispatchable(VkCommandBuffer(wrapped.0)),
+            None
+        );
         assert_eq!(wrappers.live(VkObjectType::QUEUE), 1);
         assert_eq!(wrappers.forget_dispatchable(wrapped), Some(inner));
         assert_eq!(wrappers.unwrap_dispatchable(wrapped), None);

@@ -89,12 +89,17 @@ unsafe extern "system" fn next_create_device(
         while !next.is_null() {
             if (*next).sType == VkStructureType::DEVICE_GROUP_DEVICE_CREATE_INFO {
                 let g = &*(next as *const VkDeviceGroupDeviceCreateInfo);
-                let pds = std::slice::from_raw_parts(g.pPhysicalDevices, g.physicalDeviceCount as usize);
+                let pds =
+                    std::slice::from_raw_parts(g.pPhysicalDevices, g.physicalDeviceCount as usize);
                 group.extend(pds.iter().map(|p| format!("{:#x}", p.0 as usize)));
             }
             next = (*next).pNext;
         }
-        handed(format!("create device {:#x} group {}", physical_device.0 as usize, group.join(" ")));
+        handed(format!(
+            "create device {:#x} group {}",
+            physical_device.0 as usize,
+            group.join(" ")
+        ));
         *out = VkDevice(object(&DEVICE_DISPATCH as *const u64 as usize));
     }
     VkResult::SUCCESS
@@ -124,7 +129,10 @@ extern "system" fn next_cmd_copy_buffer(
     _: u32,
     _: *const VkBufferCopy,
 ) {
-    handed(format!("copy {:#x} {:#x} {:#x}", cmd.0 as usize, src.0, dst.0));
+    handed(format!(
+        "copy {:#x} {:#x} {:#x}",
+        cmd.0 as usize, src.0, dst.0
+    ));
 }
 unsafe extern "system" fn next_allocate_command_buffers(
     _: VkDevice,
@@ -148,7 +156,10 @@ unsafe extern "system" fn next_free_command_buffers(
 ) {
     // SAFETY: `n` command buffers.
     let cmds = unsafe { std::slice::from_raw_parts(cmds, n as usize) };
-    let cmds: Vec<String> = cmds.iter().map(|c| format!("{:#x}", c.0 as usize)).collect();
+    let cmds: Vec<String> = cmds
+        .iter()
+        .map(|c| format!("{:#x}", c.0 as usize))
+        .collect();
     handed(format!("free {:#x} {}", pool.0, cmds.join(" ")));
 }
 unsafe extern "system" fn next_get_device_queue(_: VkDevice, _: u32, _: u32, out: *mut VkQueue) {
@@ -203,7 +214,10 @@ unsafe extern "system" fn next_get_swapchain_images(
     }
     VkResult::SUCCESS
 }
-unsafe extern "system" fn set_device_loader_data(device: VkDevice, object: *mut c_void) -> VkResult {
+unsafe extern "system" fn set_device_loader_data(
+    device: VkDevice,
+    object: *mut c_void,
+) -> VkResult {
     LOADER_DATA_SET.lock().unwrap().push(object as usize);
     // SAFETY: both dispatchable objects, as the loader's callback is given them.
     unsafe { *(object as *mut usize) = *(device.0 as *const usize) };
@@ -227,7 +241,10 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         b"vkCreateInstance" => void_fn!(PFN_vkCreateInstance, next_create_instance),
         b"vkCreateDevice" => void_fn!(PFN_vkCreateDevice, next_create_device),
         b"vkEnumeratePhysicalDevices" => {
-            void_fn!(PFN_vkEnumeratePhysicalDevices, next_enumerate_physical_devices)
+            void_fn!(
+                PFN_vkEnumeratePhysicalDevices,
+                next_enumerate_physical_devices
+            )
         }
         b"vkCreateImage" => void_fn!(PFN_vkCreateImage, next_create),
         b"vkCreateBuffer" => void_fn!(PFN_vkCreateBuffer, next_create),
@@ -291,7 +308,10 @@ impl Layer for Wrapping {
         // SAFETY: the next level's live physical device, as the chassis gives it.
         unsafe { instance.wrappers.wrap_dispatchable(pd) }
     }
-    fn unwrap_physical_device(instance: &Instance, pd: VkPhysicalDevice) -> Option<VkPhysicalDevice> {
+    fn unwrap_physical_device(
+        instance: &Instance,
+        pd: VkPhysicalDevice,
+    ) -> Option<VkPhysicalDevice> {
         instance.wrappers.unwrap_dispatchable(pd)
     }
     fn create_device(
@@ -368,7 +388,10 @@ unsafe fn create_device() -> VkDevice {
             c"vkCreateInstance".as_ptr(),
         ));
         let mut instance = VkInstance::NULL;
-        assert_eq!(create.unwrap()(&info, ptr::null(), &mut instance), VkResult::SUCCESS);
+        assert_eq!(
+            create.unwrap()(&info, ptr::null(), &mut instance),
+            VkResult::SUCCESS
+        );
         let mut link = VkLayerDeviceLink {
             pNext: ptr::null_mut(),
             pfnNextGetInstanceProcAddr: Some(next_gipa),
@@ -376,12 +399,20 @@ unsafe fn create_device() -> VkDevice {
         };
         // The physical device as the layer hands it out (twice: one wrapper), in a device group
         // after the loader's structures, as the loaders chain them.
-        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(
-            vkGetInstanceProcAddr(instance, c"vkEnumeratePhysicalDevices".as_ptr()),
+        let enumerate: PFN_vkEnumeratePhysicalDevices = std::mem::transmute(vkGetInstanceProcAddr(
+            instance,
+            c"vkEnumeratePhysicalDevices".as_ptr(),
+        ));
+        let (mut physical, mut again, mut count) =
+            (VkPhysicalDevice::NULL, VkPhysicalDevice::NULL, 1);
+        assert_eq!(
+            enumerate.unwrap()(instance, &mut count, &mut physical),
+            VkResult::SUCCESS
         );
-        let (mut physical, mut again, mut count) = (VkPhysicalDevice::NULL, VkPhysicalDevice::NULL, 1);
-        assert_eq!(enumerate.unwrap()(instance, &mut count, &mut physical), VkResult::SUCCESS);
-        assert_eq!(enumerate.unwrap()(instance, &mut count, &mut again), VkResult::SUCCESS);
+        assert_eq!(
+            enumerate.unwrap()(instance, &mut count, &mut again),
+            VkResult::SUCCESS
+        );
         assert_eq!(physical, again, "one physical device, one wrapper");
         assert_ne!(physical.0 as usize, *PHYSICAL_DEVICE.lock().unwrap());
         let group = VkDeviceGroupDeviceCreateInfo {
@@ -405,8 +436,14 @@ unsafe fn create_device() -> VkDevice {
         let create: PFN_vkCreateDevice =
             std::mem::transmute(vkGetInstanceProcAddr(instance, c"vkCreateDevice".as_ptr()));
         let mut device = VkDevice::NULL;
-        assert_eq!(create.unwrap()(physical, &info, ptr::null(), &mut device), VkResult::SUCCESS);
-        assert_eq!(group.pPhysicalDevices, &physical as *const _, "the caller's chain as it was");
+        assert_eq!(
+            create.unwrap()(physical, &info, ptr::null(), &mut device),
+            VkResult::SUCCESS
+        );
+        assert_eq!(
+            group.pPhysicalDevices, &physical as *const _,
+            "the caller's chain as it was"
+        );
         device
     }
 }
@@ -444,7 +481,10 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
         let (mut a, mut b) = (VkBuffer::NULL, VkBuffer::NULL);
         for buffer in [&mut a, &mut b] {
             let info = VkBufferCreateInfo::default();
-            assert_eq!(create_buffer.unwrap()(device, &info, none, buffer), VkResult::SUCCESS);
+            assert_eq!(
+                create_buffer.unwrap()(device, &info, none, buffer),
+                VkResult::SUCCESS
+            );
         }
         let inner = |b: VkBuffer| wrappers().unwrap(b).expect("a wrapped buffer").0;
         let (inner_a, inner_b) = (inner(a), inner(b));
@@ -453,7 +493,10 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
         let create_image: PFN_vkCreateImage = proc_addr(device, c"vkCreateImage");
         let mut image = VkImage::NULL;
         let info = VkImageCreateInfo::default();
-        assert_eq!(create_image.unwrap()(device, &info, none, &mut image), VkResult::SUCCESS);
+        assert_eq!(
+            create_image.unwrap()(device, &info, none, &mut image),
+            VkResult::SUCCESS
+        );
         assert_eq!(wrappers().unwrap(image), Some(VkImage(0x103)));
 
         // Command buffers: allocated from a pool, wrapped, the next level's given the loader's
@@ -461,7 +504,10 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
         let create_pool: PFN_vkCreateCommandPool = proc_addr(device, c"vkCreateCommandPool");
         let mut pool = VkCommandPool::NULL;
         let info = VkCommandPoolCreateInfo::default();
-        assert_eq!(create_pool.unwrap()(device, &info, none, &mut pool), VkResult::SUCCESS);
+        assert_eq!(
+            create_pool.unwrap()(device, &info, none, &mut pool),
+            VkResult::SUCCESS
+        );
         let allocate: PFN_vkAllocateCommandBuffers = proc_addr(device, c"vkAllocateCommandBuffers");
         let info = VkCommandBufferAllocateInfo {
             commandPool: pool,
@@ -469,15 +515,28 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
             ..Default::default()
         };
         let mut cmds = [VkCommandBuffer::NULL; 3];
-        assert_eq!(allocate.unwrap()(device, &info, cmds.as_mut_ptr()), VkResult::SUCCESS);
+        assert_eq!(
+            allocate.unwrap()(device, &info, cmds.as_mut_ptr()),
+            VkResult::SUCCESS
+        );
         let inner_cmds: Vec<VkCommandBuffer> = cmds
             .iter()
-            .map(|&c| wrappers().unwrap_dispatchable(c).expect("a wrapped command buffer"))
+            .map(|&c| {
+                wrappers()
+                    .unwrap_dispatchable(c)
+                    .expect("a wrapped command buffer")
+            })
             .collect();
         for (c, i) in cmds.iter().zip(&inner_cmds) {
             assert_ne!(c, i);
-            assert_eq!(*(c.0 as *const usize), &DEVICE_DISPATCH as *const u64 as usize);
-            assert_eq!(*(i.0 as *const usize), &DEVICE_DISPATCH as *const u64 as usize);
+            assert_eq!(
+                *(c.0 as *const usize),
+                &DEVICE_DISPATCH as *const u64 as usize
+            );
+            assert_eq!(
+                *(i.0 as *const usize),
+                &DEVICE_DISPATCH as *const u64 as usize
+            );
         }
         assert!(inner_cmds
             .iter()
@@ -529,7 +588,10 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
         let create_dpool: PFN_vkCreateDescriptorPool = proc_addr(device, c"vkCreateDescriptorPool");
         let mut dpool = VkDescriptorPool::NULL;
         let info = VkDescriptorPoolCreateInfo::default();
-        assert_eq!(create_dpool.unwrap()(device, &info, none, &mut dpool), VkResult::SUCCESS);
+        assert_eq!(
+            create_dpool.unwrap()(device, &info, none, &mut dpool),
+            VkResult::SUCCESS
+        );
         let allocate_sets: PFN_vkAllocateDescriptorSets =
             proc_addr(device, c"vkAllocateDescriptorSets");
         let info = VkDescriptorSetAllocateInfo {
@@ -549,7 +611,11 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
             reset.unwrap()(device, dpool, VkDescriptorPoolResetFlags(0)),
             VkResult::SUCCESS
         );
-        assert_eq!(wrappers().live(VkObjectType::DESCRIPTOR_SET), 0, "reset frees the sets");
+        assert_eq!(
+            wrappers().live(VkObjectType::DESCRIPTOR_SET),
+            0,
+            "reset frees the sets"
+        );
         assert!(wrappers().unwrap(dpool).is_some(), "not the pool");
 
         // Freed and destroyed: forgotten, so refused afterwards.
@@ -571,8 +637,16 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
         let destroy_swapchain: PFN_vkDestroySwapchainKHR =
             proc_addr(device, c"vkDestroySwapchainKHR");
         destroy_swapchain.unwrap()(device, swapchain, none);
-        assert_eq!(wrappers().unwrap(first[0]), None, "the swapchain's images go with it");
-        assert_eq!(wrappers().live(VkObjectType::IMAGE), 1, "the created image stays");
+        assert_eq!(
+            wrappers().unwrap(first[0]),
+            None,
+            "the swapchain's images go with it"
+        );
+        assert_eq!(
+            wrappers().live(VkObjectType::IMAGE),
+            1,
+            "the created image stays"
+        );
 
         let handed = HANDED.lock().unwrap().clone();
         let pd = *PHYSICAL_DEVICE.lock().unwrap();
@@ -588,7 +662,11 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
             format!("free 0x104 {:#x}", inner_cmds[0].0 as usize),
             format!("destroy {} {inner_a:#x}", VkObjectType::BUFFER.0),
             format!("destroy {} 0x104", VkObjectType::COMMAND_POOL.0),
-            format!("destroy {} {:#x}", VkObjectType::SWAPCHAIN_KHR.0, inner_swapchain.0),
+            format!(
+                "destroy {} {:#x}",
+                VkObjectType::SWAPCHAIN_KHR.0,
+                inner_swapchain.0
+            ),
         ];
         assert_eq!(handed, expected);
     }
