@@ -142,7 +142,9 @@ fn returning_structs(reg: &Registry) -> BTreeMap<String, Vec<Member>> {
             }
             // Only structures that can come back: returned-only ones, and those a command takes
             // as a non-const pointer (checked where they are used).
-            if !members.is_empty() && (a.returned_only || members.iter().any(|m| matches!(m, Member::Pointer(..)))) {
+            if !members.is_empty()
+                && (a.returned_only || members.iter().any(|m| matches!(m, Member::Pointer(..))))
+            {
                 out.insert(name.clone(), members);
             }
         }
@@ -205,11 +207,9 @@ fn owner_of(reg: &Registry, c: &Command, ty: &str) -> Option<(TokenStream, bool)
         let Some(TypeDef::Struct(a)) = reg.types.get(resolve_alias(reg, &q.ty.base)) else {
             continue;
         };
-        if let Some(m) = a
-            .members
-            .iter()
-            .find(|m| m.ty.pointers.is_empty() && m.array.is_empty() && resolve_alias(reg, &m.ty.base) == ty)
-        {
+        if let Some(m) = a.members.iter().find(|m| {
+            m.ty.pointers.is_empty() && m.array.is_empty() && resolve_alias(reg, &m.ty.base) == ty
+        }) {
             let (q, m) = (ident(&q.name), ident(&m.name));
             return Some((quote!(#q.as_ref().map(|i| crate::wrap::key(i.#m))), true));
         }
@@ -224,7 +224,12 @@ fn owning_parent(reg: &Registry, ty: &str) -> Option<String> {
     parents
         .into_iter()
         .map(|p| resolve_alias(reg, &p).to_string())
-        .find(|p| !ROOTS.contains(&p.as_str()) && reg.commands.contains_key(&format!("vkDestroy{}", p.trim_start_matches("Vk"))))
+        .find(|p| {
+            !ROOTS.contains(&p.as_str())
+                && reg
+                    .commands
+                    .contains_key(&format!("vkDestroy{}", p.trim_start_matches("Vk")))
+        })
 }
 
 /// Whether `c` returns objects that already exist (`vkGet*`, `vkEnumerate*`).
@@ -275,7 +280,12 @@ pub(crate) fn up(
             continue;
         }
         let Some(count) = out_count(c, p) else {
-            skipped.push(format!("{}::{}: its length `{}` is not one the generator follows", c.name, p.name, p.len.as_deref().unwrap_or("")));
+            skipped.push(format!(
+                "{}::{}: its length `{}` is not one the generator follows",
+                c.name,
+                p.name,
+                p.len.as_deref().unwrap_or("")
+            ));
             continue;
         };
         let mut types = BTreeSet::new();
@@ -292,9 +302,11 @@ pub(crate) fn up(
                 .or_else(|| {
                     let ty = types.iter().next()?;
                     let (_, parents) = handle_def(reg, ty)?;
-                    parents.iter().find_map(|parent| match owner_of(reg, c, resolve_alias(reg, parent)) {
-                        Some((k, false)) => Some(k),
-                        _ => None,
+                    parents.iter().find_map(|parent| {
+                        match owner_of(reg, c, resolve_alias(reg, parent)) {
+                            Some((k, false)) => Some(k),
+                            _ => None,
+                        }
                     })
                 })
                 .unwrap_or_else(|| {
@@ -318,13 +330,17 @@ pub(crate) fn up(
             stmts.push(quote!(crate::wrap::handles(wrap_w, #name, #count, &#how);));
         } else {
             let w = walker(base);
-            stmts.push(quote!(crate::wrap::structs(wrap_w, #name, #count, &#how, crate::wrap::#w);));
+            stmts
+                .push(quote!(crate::wrap::structs(wrap_w, #name, #count, &#how, crate::wrap::#w);));
         }
     }
     if stmts.is_empty() {
         return None;
     }
-    let deferrable = c.params.iter().any(|p| resolve_alias(reg, &p.ty.base) == "VkDeferredOperationKHR");
+    let deferrable = c
+        .params
+        .iter()
+        .any(|p| resolve_alias(reg, &p.ty.base) == "VkDeferredOperationKHR");
     let kept = kept_on_failure(c);
     let condition = if c.return_type.base == "VkResult" && c.return_type.pointers.is_empty() {
         quote!(&& crate::wrap::returned(result, #deferrable, #kept))
@@ -338,7 +354,9 @@ pub(crate) fn up(
 /// `post_call_record_*`; `None` for any other command.
 pub(crate) fn forget(reg: &Registry, c: &Command) -> Option<TokenStream> {
     if RESETS.contains(&c.name.as_str()) {
-        let pool = c.params.iter().find(|p| p.ty.pointers.is_empty() && is_handle(reg, &p.ty.base) && p.name != c.params[0].name)?;
+        let pool = c.params.iter().find(|p| {
+            p.ty.pointers.is_empty() && is_handle(reg, &p.ty.base) && p.name != c.params[0].name
+        })?;
         let pool = ident(&pool.name);
         return Some(quote!(crate::wrap::reset(wrap_w, crate::wrap::key(#pool));));
     }
@@ -347,12 +365,9 @@ pub(crate) fn forget(reg: &Registry, c: &Command) -> Option<TokenStream> {
     if !destroys && !frees {
         return None;
     }
-    let p = c
-        .params
-        .iter()
-        .skip(1)
-        .rev()
-        .find(|p| is_handle(reg, &p.ty.base) && (p.ty.pointers.is_empty() || p.ty.pointers == [true]))?;
+    let p = c.params.iter().skip(1).rev().find(|p| {
+        is_handle(reg, &p.ty.base) && (p.ty.pointers.is_empty() || p.ty.pointers == [true])
+    })?;
     let name = ident(&p.name);
     if p.ty.pointers.is_empty() {
         return Some(quote!(crate::wrap::destroyed(wrap_w, #name);));
@@ -394,8 +409,19 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
     // Dispatchable types without a layer object of their own are handed up as they are.
     let mut not_wrapped = skipped;
     for (name, def) in &reg.types {
-        if let TypeDef::Handle { dispatchable: true, .. } = def {
-            if !["VkInstance", "VkPhysicalDevice", "VkDevice", "VkQueue", "VkCommandBuffer"].contains(&name.as_str()) {
+        if let TypeDef::Handle {
+            dispatchable: true, ..
+        } = def
+        {
+            if ![
+                "VkInstance",
+                "VkPhysicalDevice",
+                "VkDevice",
+                "VkQueue",
+                "VkCommandBuffer",
+            ]
+            .contains(&name.as_str())
+            {
                 not_wrapped.push(format!("{name}: a dispatchable handle with no wrap hook of its own, handed up as it is"));
             }
         }
@@ -459,7 +485,9 @@ fn walker_fn(name: &str, members: &[Member]) -> TokenStream {
         "`s` points to a `{name}` the next level has just filled, writable, its arrays valid for \
          the counts it holds."
     ));
-    let why = safety("`s` and the arrays it points to are the next level's output for this call (the contract).");
+    let why = safety(
+        "`s` and the arrays it points to are the next level's output for this call (the contract).",
+    );
     quote! {
         #[doc = #doc]
         #[doc = ""]
@@ -480,20 +508,34 @@ mod tests {
         let returning = super::Returning::new(&reg);
         let mut skipped = Vec::new();
         let up = |name: &str, skipped: &mut Vec<String>| {
-            super::up(&reg, &returning, &reg.commands[name], skipped).map(|(s, c)| (s.to_string(), c.to_string()))
+            super::up(&reg, &returning, &reg.commands[name], skipped)
+                .map(|(s, c)| (s.to_string(), c.to_string()))
         };
         let (pools, _) = up("vkAllocateCommandBuffers", &mut skipped).unwrap();
-        assert!(pools.contains("commandPool") && pools.contains("Created"), "{pools}");
+        assert!(
+            pools.contains("commandPool") && pools.contains("Created"),
+            "{pools}"
+        );
         let (images, _) = up("vkGetSwapchainImagesKHR", &mut skipped).unwrap();
-        assert!(images.contains("Existing") && images.contains("swapchain"), "{images}");
+        assert!(
+            images.contains("Existing") && images.contains("swapchain"),
+            "{images}"
+        );
         let (groups, _) = up("vkEnumeratePhysicalDeviceGroups", &mut skipped).unwrap();
-        assert!(groups.contains("wrap_VkPhysicalDeviceGroupProperties"), "{groups}");
+        assert!(
+            groups.contains("wrap_VkPhysicalDeviceGroupProperties"),
+            "{groups}"
+        );
         let (_, kept) = up("vkCreateGraphicsPipelines", &mut skipped).unwrap();
         assert!(kept.contains("true"), "{kept}");
         assert!(up("vkCmdDraw", &mut skipped).is_none());
         let forget = |name: &str| super::forget(&reg, &reg.commands[name]).map(|s| s.to_string());
-        assert!(forget("vkDestroyCommandPool").unwrap().contains("destroyed"));
-        assert!(forget("vkFreeCommandBuffers").unwrap().contains("commandPool"));
+        assert!(forget("vkDestroyCommandPool")
+            .unwrap()
+            .contains("destroyed"));
+        assert!(forget("vkFreeCommandBuffers")
+            .unwrap()
+            .contains("commandPool"));
         assert!(forget("vkResetDescriptorPool").unwrap().contains("reset"));
         assert!(forget("vkResetCommandPool").is_none());
         println!("{skipped:?}");

@@ -29,7 +29,10 @@ static WRAPPED: Mutex<BTreeSet<i32>> = Mutex::new(BTreeSet::new());
 
 /// Notes that a handle of `object_type` was wrapped.
 fn wrapped(object_type: VkObjectType) {
-    WRAPPED.lock().unwrap_or_else(|e| e.into_inner()).insert(object_type.0);
+    WRAPPED
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(object_type.0);
 }
 
 impl Drop for Instance {
@@ -91,7 +94,10 @@ impl Layer for WrapAll {
         // SAFETY: a physical device the next level has just returned.
         unsafe { object.wrappers.wrap_dispatchable(handle) }
     }
-    fn unwrap_physical_device(object: &Instance, handle: VkPhysicalDevice) -> Option<VkPhysicalDevice> {
+    fn unwrap_physical_device(
+        object: &Instance,
+        handle: VkPhysicalDevice,
+    ) -> Option<VkPhysicalDevice> {
         object.wrappers.unwrap_dispatchable(handle)
     }
     fn wrap_instance_handle<H: NonDispatchableHandle>(object: &Instance, handle: H) -> H {
