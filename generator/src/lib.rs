@@ -62,6 +62,7 @@ pub fn generate_from(reg: &ir::Registry) -> Result<Vec<GeneratedFile>, String> {
         file("layer/src/gen/hooks.rs", emit::layer_hooks::emit_hooks(reg)?),
         file("layer/src/gen/entries.rs", emit::layer_hooks::emit_entries(reg)?),
         file("layer/src/gen/unwrap.rs", emit::layer_unwrap::emit(reg)?),
+        file("layer/src/gen/wrap.rs", emit::layer_wrap::emit(reg)?),
         file("trace-layer/src/gen/print.rs", emit::trace::emit_print(reg)?),
         file("trace-layer/src/gen/calls.rs", emit::trace::emit_calls(reg)?),
     ])

@@ -293,6 +293,7 @@ unsafe extern "system" fn create_instance<L: Registered>(
                         link,
                         messengers,
                         hooks,
+                        owned: Default::default(),
                     });
                     // The key is the dispatch pointer of the instance just created.
                     let Some(state) = store_created(&L::chassis().instances, key, state) else {
@@ -418,7 +419,26 @@ unsafe extern "system" fn create_device<L: Registered>(
                 return error;
             }
             let info = &*down;
-            let result = create(inner, down.as_ptr(), allocator, p_device);
+            // A wrapping layer's physical devices in the chain (`VkDeviceGroupDeviceCreateInfo`)
+            // go down as the next level's, in copies that live for the call (the walk reads the
+            // caller's chain, valid per the API, and the loader's structures at its head).
+            let mut scratch = crate::unwrap::Scratch::new();
+            let mut sent = *down.as_ptr();
+            if L::WRAPS_HANDLES {
+                let at = crate::unwrap::AtInstance::<L>(&instance.hooks);
+                match crate::unwrap::chain(&at, sent.pNext, &mut scratch) {
+                    Ok(p_next) => sent.pNext = p_next,
+                    Err(r) => {
+                        return crate::unknown::refused::<L, VkResult>(
+                            &instance.messengers,
+                            vk_generated::command_id::vkCreateDevice,
+                            r.0,
+                            r.1,
+                        )
+                    }
+                }
+            }
+            let result = create(inner, &sent, allocator, p_device);
             if result != VkResult::SUCCESS {
                 return result;
             }
@@ -438,6 +458,7 @@ unsafe extern "system" fn create_device<L: Registered>(
                         link,
                         messengers,
                         hooks,
+                        owned: Default::default(),
                     });
                     // The key is the dispatch pointer of the device just created.
                     let Some(state) = store_created(&L::chassis().devices, key, state) else {

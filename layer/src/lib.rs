@@ -70,6 +70,8 @@ pub mod settings;
 mod state;
 mod unknown;
 mod unwrap;
+mod wrap;
+mod wrappers;
 
 pub use chain::{DeviceLink, InstanceLink};
 pub use chassis_report::report;
@@ -90,7 +92,9 @@ pub use state::{
     extension_properties, fill_array, Chassis, DeviceState, InstanceState, Layer, LayerProperties,
     NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr, Registered,
 };
-pub use unwrap::{NonDispatchableHandle, NOT_UNWRAPPED};
+pub use unwrap::{DispatchableHandle, NonDispatchableHandle, NOT_UNWRAPPED};
+pub use wrap::{NOT_WRAPPED, WRAP_EXCEPTIONS};
+pub use wrappers::Wrappers;
 pub use vk_generated as vk;
 /// On `impl InstanceHooks for T` / `impl DeviceHooks for T`: the commands whose hook methods the
 /// block implements become the layer's hooked commands; `#[vk_layer::hooks(intercept(cmd, ...))]`

@@ -209,8 +209,8 @@ impl<'a> Manifest<'a> {
 }
 
 /// Writes the manifest of `L` ([`Manifest::of`]) beside its built library `library`, as
-/// `<the library's directory>/<the layer's name>.json` naming the library by its file name (so
-/// that the two can be installed together), and returns the manifest's path: that directory is
+/// `<the library's directory>/<the layer's name>.json` naming the library as `./<its file name>`,
+/// relative to the manifest (so that the two can be installed together), and returns the manifest's path: that directory is
 /// then what `VK_LAYER_PATH` names. An error of kind `InvalidInput` for a layer without
 /// [`Layer::PROPERTIES`] or a `library` without a file name.
 ///
@@ -240,9 +240,10 @@ pub fn write_manifest_beside<L: Layer>(library: &Path) -> std::io::Result<PathBu
     let file = library
         .file_name()
         .ok_or_else(|| invalid("the layer's library path names no file"))?;
-    let file = Path::new(file);
+    // `./`: relative to the manifest; a bare file name is searched where `dlopen` searches.
+    let file = Path::new(".").join(file);
     let mut extensions = Vec::new();
-    let manifest = Manifest::of::<L>(file, &mut extensions)
+    let manifest = Manifest::of::<L>(&file, &mut extensions)
         .ok_or_else(|| invalid("a layer without Layer::PROPERTIES has no manifest to write"))?;
     let path = library
         .parent()

@@ -101,8 +101,8 @@ pub trait Layer: Sized + 'static {
     /// The handle `vkCreateDevice` returns to the level above: `device` (the next level's), or a
     /// dispatchable object of the layer's own (give it the loader's dispatch pointer with
     /// [`DeviceLink::set_loader_data`]). Called once the object is stored. Queues and command
-    /// buffers a wrapping layer hands out itself, from its hooks of `vkGetDeviceQueue*` and
-    /// `vkAllocateCommandBuffers`.
+    /// buffers go through [`wrap_queue`](Self::wrap_queue) and
+    /// [`wrap_command_buffer`](Self::wrap_command_buffer) with [`WRAPS_HANDLES`](Self::WRAPS_HANDLES).
     fn returned_device(object: &Self::Device, device: VkDevice) -> VkDevice {
         let _ = object;
         device
@@ -150,8 +150,14 @@ pub trait Layer: Sized + 'static {
     /// array is copied only when a handle in it changes, the copy living for the call; the
     /// application's memory is only read. `call_down_*` gets what goes down, the other hooks the
     /// caller's arguments. What the walk does not reach is listed in
-    /// [`NOT_UNWRAPPED`](crate::NOT_UNWRAPPED). Without it (the default) no entry point walks
-    /// anything: the check is a constant, and a layer that wraps nothing pays nothing.
+    /// [`NOT_UNWRAPPED`](crate::NOT_UNWRAPPED). On the way up, every handle a command brings back
+    /// goes through [`wrap_handle`](Self::wrap_handle), [`wrap_queue`](Self::wrap_queue), ...
+    /// before `post_call_record_*`, and those destroyed or freed (a pool's and a swapchain's
+    /// with them) through [`forget_handle`](Self::forget_handle) or
+    /// [`forget_command_buffer`](Self::forget_command_buffer) after it
+    /// ([`WRAP_EXCEPTIONS`](crate::WRAP_EXCEPTIONS), [`NOT_WRAPPED`](crate::NOT_WRAPPED)).
+    /// Without it (the default) no entry point walks or wraps anything: the check is a constant,
+    /// and a layer that wraps nothing pays nothing.
     const WRAPS_HANDLES: bool = false;
 
     /// The next level's handle for a non-dispatchable handle `handle` the level above passed to a
@@ -160,8 +166,8 @@ pub trait Layer: Sized + 'static {
     /// call: it is not passed down, returns the command's fallback value, and is reported once per
     /// command, naming the command and the handle. A handle the command may ignore (marked
     /// `noautovalidity`: `VkGraphicsPipelineCreateInfo::basePipelineHandle`) goes down as it is
-    /// instead. Handing out wrapped handles is the layer's: its `post_call_record_create_*` hooks
-    /// write its own handles over the next level's, its `post_call_record_destroy_*` forget them.
+    /// instead. The handles the layer hands out are made by [`wrap_handle`](Self::wrap_handle)
+    /// and forgotten by [`forget_handle`](Self::forget_handle).
     #[inline(always)]
     fn unwrap_handle<H: crate::NonDispatchableHandle>(
         object: &Self::Device,
@@ -195,6 +201,84 @@ pub trait Layer: Sized + 'static {
     /// level gets the layer's handle.
     fn unwrap_object(object: &Self::Device, object_type: VkObjectType, handle: u64) -> Option<u64> {
         crate::unwrap::unwrap_object_of::<Self>(object, object_type, handle)
+    }
+
+    /// The layer's handle for a non-dispatchable handle `handle` the next level brought back from
+    /// a device-level command (created, allocated, or an object that exists already: swapchain
+    /// images), with [`WRAPS_HANDLES`](Self::WRAPS_HANDLES): the generated entry point writes it
+    /// over the next level's in the caller's output, before `post_call_record_*` (which sees it)
+    /// and the caller. An object a query returns again (a swapchain's images) is wrapped once:
+    /// the chassis hands out the same wrapper afterwards, found by the next level's handle, and
+    /// calls this under its lock of those records (so it must not call the layer's own entry
+    /// points). The default is the handle itself. [`Wrappers`](crate::Wrappers) is a map that
+    /// makes and keeps wrappers.
+    #[inline(always)]
+    fn wrap_handle<H: crate::NonDispatchableHandle>(object: &Self::Device, handle: H) -> H {
+        let _ = object;
+        handle
+    }
+
+    /// As [`wrap_handle`](Self::wrap_handle), for the instance-level commands (surfaces, display
+    /// objects, debug messengers).
+    #[inline(always)]
+    fn wrap_instance_handle<H: crate::NonDispatchableHandle>(
+        object: &Self::Instance,
+        handle: H,
+    ) -> H {
+        let _ = object;
+        handle
+    }
+
+    /// The layer's `handle` (as the caller knows it) is gone, with
+    /// [`WRAPS_HANDLES`](Self::WRAPS_HANDLES): destroyed or freed (`vkDestroy*`, `vkFree*`), or
+    /// freed with what owned it (a command pool's command buffers, a descriptor pool's sets at its
+    /// destruction or reset, a swapchain's images), called after the next level's call and
+    /// `post_call_record_*`. Never called for a null handle.
+    #[inline(always)]
+    fn forget_handle<H: crate::NonDispatchableHandle>(object: &Self::Device, handle: H) {
+        let _ = (object, handle);
+    }
+
+    /// As [`forget_handle`](Self::forget_handle), for the instance-level commands
+    /// (`vkDestroySurfaceKHR`).
+    #[inline(always)]
+    fn forget_instance_handle<H: crate::NonDispatchableHandle>(object: &Self::Instance, handle: H) {
+        let _ = (object, handle);
+    }
+
+    /// As [`wrap_handle`](Self::wrap_handle), for the physical devices
+    /// `vkEnumeratePhysicalDevices` and `vkEnumeratePhysicalDeviceGroups` bring back: once per
+    /// physical device. A wrapper's first word is the next level's first word (the loader's
+    /// dispatch pointer): [`Wrappers::wrap_dispatchable`](crate::Wrappers::wrap_dispatchable).
+    #[inline(always)]
+    fn wrap_physical_device(object: &Self::Instance, handle: VkPhysicalDevice) -> VkPhysicalDevice {
+        let _ = object;
+        handle
+    }
+
+    /// As [`wrap_physical_device`](Self::wrap_physical_device), for the queues of
+    /// `vkGetDeviceQueue` and `vkGetDeviceQueue2` (once per queue). The chassis has given the
+    /// next level's queue the loader's dispatch pointer (`vkSetDeviceLoaderData`) before: the
+    /// layers below find their state by it.
+    #[inline(always)]
+    fn wrap_queue(object: &Self::Device, handle: VkQueue) -> VkQueue {
+        let _ = object;
+        handle
+    }
+
+    /// As [`wrap_queue`](Self::wrap_queue), for the command buffers of
+    /// `vkAllocateCommandBuffers`.
+    #[inline(always)]
+    fn wrap_command_buffer(object: &Self::Device, handle: VkCommandBuffer) -> VkCommandBuffer {
+        let _ = object;
+        handle
+    }
+
+    /// As [`forget_handle`](Self::forget_handle), for command buffers: freed by
+    /// `vkFreeCommandBuffers` or with their pool.
+    #[inline(always)]
+    fn forget_command_buffer(object: &Self::Device, handle: VkCommandBuffer) {
+        let _ = (object, handle);
     }
 
     /// Before the next level's `vkDestroyInstance`; `instance` as the level above passed it.
@@ -469,6 +553,8 @@ pub struct InstanceState<L: Layer> {
     pub messengers: Messengers,
     /// The layer's object.
     pub hooks: L::Instance,
+    /// The wrapped handles other objects of the instance own (`crate::wrap`).
+    pub(crate) owned: crate::wrap::Owned<L::Instance>,
 }
 
 impl<L: Layer> InstanceState<L> {
@@ -502,6 +588,8 @@ pub struct DeviceState<L: Layer> {
     pub(crate) messengers: MessengersOf,
     /// The layer's object.
     pub hooks: L::Device,
+    /// The wrapped handles other objects of the device own (`crate::wrap`).
+    pub(crate) owned: crate::wrap::Owned<L::Device>,
 }
 
 /// The messengers of a device's instance, whose state outlives the device's (the API destroys

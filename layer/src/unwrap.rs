@@ -24,7 +24,8 @@ pub use generated::NOT_UNWRAPPED;
 pub(crate) use generated::*;
 
 pub(crate) mod sealed_trait {
-    /// Only the generated handle types implement [`NonDispatchableHandle`](super::NonDispatchableHandle).
+    /// Only the generated handle types implement [`NonDispatchableHandle`](super::NonDispatchableHandle)
+    /// and [`DispatchableHandle`](super::DispatchableHandle).
     pub trait Sealed {}
 }
 pub(crate) use sealed_trait::Sealed;
@@ -41,12 +42,31 @@ pub trait NonDispatchableHandle: Copy + Eq + std::fmt::Debug + Sealed + 'static 
     fn from_raw(raw: u64) -> Self;
 }
 
-/// Every handle type, dispatchable ones included: how the walk unwraps one at each level.
+/// A dispatchable handle type (`VkInstance`, `VkPhysicalDevice`, `VkDevice`, `VkQueue`,
+/// `VkCommandBuffer`): a pointer whose first word is the loader's dispatch pointer, what
+/// [`Wrappers::wrap_dispatchable`](crate::Wrappers::wrap_dispatchable) is given.
+pub trait DispatchableHandle: Copy + Eq + std::fmt::Debug + Sealed + 'static {
+    /// The handle type's `VkObjectType`.
+    const OBJECT_TYPE: VkObjectType;
+    /// The handle's pointer.
+    fn as_ptr(self) -> *mut c_void;
+    /// The handle of this type with the pointer `p`.
+    fn from_ptr(p: *mut c_void) -> Self;
+}
+
+/// Every handle type, dispatchable ones included: how the walk unwraps one at each level, and
+/// how one coming back is wrapped and one going away forgotten (`wrap.rs`).
 pub(crate) trait Handle: Copy + Eq {
     const OBJECT_TYPE: VkObjectType;
+    const DISPATCHABLE: bool;
     fn raw(self) -> u64;
+    fn from_raw(raw: u64) -> Self;
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self>;
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self>;
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self;
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self;
+    fn forget_at_device<L: Layer>(self, o: &L::Device);
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance);
 }
 
 /// A handle the layer's unwrap refused: its type and value, for the report.
@@ -233,6 +253,7 @@ pub(crate) unsafe fn chain<U: Unwrapper>(
         None if rest == next => return Ok(p),
         None => {
             let size = generated::structure_size(head.sType)
+                .or_else(|| loader_structure_size(head.sType))
                 .ok_or(Refused(VkObjectType::UNKNOWN, head.sType.0 as u64))?;
             let mut copy = vec![0u64; size.div_ceil(8)];
             // SAFETY: `p` holds `size` bytes (its sType's structure); the copy has room for them.
@@ -245,6 +266,17 @@ pub(crate) unsafe fn chain<U: Unwrapper>(
     // SAFETY: `node` is this call's own copy of a chain structure, headed as `VkBaseOutStructure`.
     unsafe { (*(node as *mut VkBaseOutStructure)).pNext = rest as *mut VkBaseOutStructure };
     Ok(node)
+}
+
+/// The size of the loader's structures the registry has no structure for, which head the chains
+/// of `vkCreateInstance` and `vkCreateDevice` (`vk_layer.h`).
+fn loader_structure_size(stype: VkStructureType) -> Option<usize> {
+    use vk_generated::layer_abi::{VkLayerDeviceCreateInfo, VkLayerInstanceCreateInfo};
+    match stype {
+        VkStructureType::LOADER_INSTANCE_CREATE_INFO => Some(size_of::<VkLayerInstanceCreateInfo>()),
+        VkStructureType::LOADER_DEVICE_CREATE_INFO => Some(size_of::<VkLayerDeviceCreateInfo>()),
+        _ => None,
+    }
 }
 
 /// The chain node at `src`, a `T`, through `walk` with its `pNext` left out (the chain walk links

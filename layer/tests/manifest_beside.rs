@@ -56,7 +56,7 @@ fn the_manifest_goes_beside_the_library() {
     assert_eq!(written, dir.join("VK_LAYER_TEST_counting.json"));
     let value: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(&written).unwrap()).unwrap();
-    assert_eq!(value["layer"]["library_path"], "libVkLayer_counting.so");
+    assert_eq!(value["layer"]["library_path"], "./libVkLayer_counting.so");
     assert_eq!(value["layer"]["name"], "VK_LAYER_TEST_counting");
     assert_eq!(value["layer"]["api_version"], "1.4.0");
 }

@@ -13,6 +13,7 @@ use quote::{format_ident, quote};
 
 use super::{c_type, ident, param, rust_file, safety, safety_doc, spec_link};
 use super::layer_unwrap::{param_step, Walkers};
+use super::layer_wrap::{self, Returning};
 use crate::ir::{Command, Level, Registry};
 
 /// The commands the chassis implements by hand: creation, destruction and `vkGet*ProcAddr`.
@@ -142,8 +143,13 @@ pub fn emit_entries(reg: &Registry) -> Result<String, String> {
     let all: Vec<&Command> = instance.iter().chain(&device).copied().collect();
     let ffi = ffi_imports(&all);
     let walkers = Walkers::new(reg);
-    let instance_entries = instance.iter().map(|c| entry(reg, &walkers, c, quote!(instance)));
-    let device_entries = device.iter().map(|c| entry(reg, &walkers, c, quote!(device)));
+    let returning = Returning::new(reg);
+    let instance_entries = instance
+        .iter()
+        .map(|c| entry(reg, &walkers, &returning, c, quote!(instance)));
+    let device_entries = device
+        .iter()
+        .map(|c| entry(reg, &walkers, &returning, c, quote!(device)));
     // Each entry point checked against its command's `PFN_*` type as it is erased.
     let arms = all.iter().map(|c| {
         let id = format_ident!("{}", c.name);
@@ -252,7 +258,13 @@ fn params(c: &Command) -> Vec<TokenStream> {
 
 /// The entry point: find the state by the first parameter's dispatch pointer, run the hooks
 /// around the next level's function.
-fn entry(reg: &Registry, walkers: &Walkers, c: &Command, level: TokenStream) -> TokenStream {
+fn entry(
+    reg: &Registry,
+    walkers: &Walkers,
+    returning: &Returning,
+    c: &Command,
+    level: TokenStream,
+) -> TokenStream {
     let id = format_ident!("{}", c.name);
     let base = snake(c);
     let (validate, pre, call_down, post) = (
@@ -377,19 +389,62 @@ fn entry(reg: &Registry, walkers: &Walkers, c: &Command, level: TokenStream) -> 
          arguments (valid per the command's valid usage) with the next level's handles where \
          the layer unwraps them."
     ));
+    // With `Layer::WRAPS_HANDLES`, the handles the next level brought back are wrapped before
+    // `post_call_record_*` (which sees the caller's), and those destroyed or freed forgotten after
+    // it (`layer/src/wrap.rs`).
+    let at = if level.to_string() == "device" {
+        quote!(crate::wrap::AtDevice::<L>::new(state, #first.0))
+    } else {
+        quote!(crate::wrap::AtInstance::<L>::new(state))
+    };
+    let wrap_up = layer_wrap::up(reg, returning, c, &mut Vec::new()).map(|(stmts, condition)| {
+        let why = safety(
+            "the next level has just filled the caller's outputs (valid per the command's valid \
+             usage, each array for the count its length gives after the call), which the walk \
+             reads and writes over with the layer's handles.",
+        );
+        quote! {
+            if L::WRAPS_HANDLES #condition {
+                let wrap_w = &#at;
+                #why
+                unsafe { #stmts }
+            }
+        }
+    });
+    let wrap_forget = layer_wrap::forget(reg, c).map(|stmt| {
+        let stmt = if stmt.to_string().contains("freed") {
+            let why = safety(
+                "the caller's array of the handles freed, valid for its count per the command's \
+                 valid usage, which the walk only reads.",
+            );
+            quote!(#why unsafe { #stmt })
+        } else {
+            stmt
+        };
+        quote! {
+            if L::WRAPS_HANDLES {
+                let wrap_w = &#at;
+                #stmt
+            }
+        }
+    });
     let call_and_post = if c.return_type.is_void() {
         quote! {
             #unwrapped
             #call
             unsafe { state.hooks.#call_down(&state.next, #down_args) };
+            #wrap_up
             state.hooks.#post(&state.next, #(#args),*);
+            #wrap_forget
         }
     } else {
         quote! {
             #unwrapped
             #call
             let result = unsafe { state.hooks.#call_down(&state.next, #down_args) };
+            #wrap_up
             state.hooks.#post(&state.next, #(#args,)* result);
+            #wrap_forget
             result
         }
     };

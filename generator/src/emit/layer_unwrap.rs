@@ -409,16 +409,48 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
                 // No layer object of its own (`VkExternalComputeQueueNV`): as it is.
                 _ => (quote!(Some(self)), quote!(Some(self))),
             };
+            // On the way up: queues and command buffers by the device object, physical devices
+            // by the instance object; instances and devices are the chassis's
+            // (`returned_instance`, `returned_device`).
+            let (wrap_device, wrap_instance, forget_device) = match name.as_str() {
+                "VkQueue" => (quote!(L::wrap_queue(o, self)), quote!(self), quote!()),
+                "VkCommandBuffer" => (
+                    quote!(L::wrap_command_buffer(o, self)),
+                    quote!(self),
+                    quote!(L::forget_command_buffer(o, self)),
+                ),
+                "VkPhysicalDevice" => (quote!(self), quote!(L::wrap_physical_device(o, self)), quote!()),
+                _ => (quote!(self), quote!(self), quote!()),
+            };
             handle_impls.push(quote! {
                 #[doc = #doc]
                 impl Handle for #ty {
                     const OBJECT_TYPE: VkObjectType = #ot;
+                    const DISPATCHABLE: bool = true;
                     #[inline(always)]
                     fn raw(self) -> u64 { self.0 as usize as u64 }
+                    #[inline(always)]
+                    fn from_raw(raw: u64) -> Self { #ty(raw as usize as *mut c_void) }
                     #[inline(always)]
                     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> { let _ = o; #device }
                     #[inline(always)]
                     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> { let _ = o; #instance }
+                    #[inline(always)]
+                    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self { let _ = o; #wrap_device }
+                    #[inline(always)]
+                    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self { let _ = o; #wrap_instance }
+                    #[inline(always)]
+                    fn forget_at_device<L: Layer>(self, o: &L::Device) { let _ = o; #forget_device }
+                    #[inline(always)]
+                    fn forget_at_instance<L: Layer>(self, o: &L::Instance) { let _ = o; }
+                }
+                impl crate::unwrap::Sealed for #ty {}
+                impl DispatchableHandle for #ty {
+                    const OBJECT_TYPE: VkObjectType = #ot;
+                    #[inline(always)]
+                    fn as_ptr(self) -> *mut c_void { self.0 }
+                    #[inline(always)]
+                    fn from_ptr(p: *mut c_void) -> Self { #ty(p) }
                 }
             });
             object_arms.push(
@@ -429,12 +461,23 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
                 #[doc = #doc]
                 impl Handle for #ty {
                     const OBJECT_TYPE: VkObjectType = #ot;
+                    const DISPATCHABLE: bool = false;
                     #[inline(always)]
                     fn raw(self) -> u64 { self.0 }
+                    #[inline(always)]
+                    fn from_raw(raw: u64) -> Self { #ty(raw) }
                     #[inline(always)]
                     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> { L::unwrap_handle(o, self) }
                     #[inline(always)]
                     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> { L::unwrap_instance_handle(o, self) }
+                    #[inline(always)]
+                    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self { L::wrap_handle(o, self) }
+                    #[inline(always)]
+                    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self { L::wrap_instance_handle(o, self) }
+                    #[inline(always)]
+                    fn forget_at_device<L: Layer>(self, o: &L::Device) { L::forget_handle(o, self) }
+                    #[inline(always)]
+                    fn forget_at_instance<L: Layer>(self, o: &L::Instance) { L::forget_instance_handle(o, self) }
                 }
                 impl crate::unwrap::Sealed for #ty {}
                 impl NonDispatchableHandle for #ty {
@@ -456,7 +499,7 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
         use core::mem::size_of;
         use vk_generated::types::*;
         use crate::state::Layer;
-        use crate::unwrap::{chain, handles, lenient, node, object, structs, value, Handle, NonDispatchableHandle, Refused, Scratch, Unwrapper};
+        use crate::unwrap::{chain, handles, lenient, node, object, structs, value, DispatchableHandle, Handle, NonDispatchableHandle, Refused, Scratch, Unwrapper};
 
         /// The members that reach a handle which the generated walk does not follow, and why:
         /// the layer's to unwrap, in its `call_down_*` hook, where it wraps those handles.

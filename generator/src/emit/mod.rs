@@ -11,6 +11,7 @@ pub mod exports;
 pub mod extensions;
 pub mod layer_hooks;
 pub mod layer_unwrap;
+pub mod layer_wrap;
 pub mod lookup;
 pub mod padding;
 pub mod trace;

@@ -3637,6 +3637,20 @@ unsafe extern "system" fn vkCreateAndroidSurfaceKHR<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_android_surface_khr(
@@ -3721,6 +3735,20 @@ unsafe extern "system" fn vkCreateDebugReportCallbackEXT<L: Registered>(
                     pCallback,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pCallback,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_debug_report_callback_ext(
@@ -3805,6 +3833,20 @@ unsafe extern "system" fn vkCreateDebugUtilsMessengerEXT<L: Registered>(
                     pMessenger,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pMessenger,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_debug_utils_messenger_ext(
@@ -3889,6 +3931,20 @@ unsafe extern "system" fn vkCreateDirectFBSurfaceEXT<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_direct_fb_surface_ext(
@@ -3994,6 +4050,15 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
                     pMode,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(wrap_w, pMode, 1, &crate::wrap::How::Created(None));
+            }
+        }
         state
             .hooks
             .post_call_record_create_display_mode_khr(
@@ -4125,6 +4190,20 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_display_plane_surface_khr(
@@ -4209,6 +4288,20 @@ unsafe extern "system" fn vkCreateHeadlessSurfaceEXT<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_headless_surface_ext(
@@ -4293,6 +4386,20 @@ unsafe extern "system" fn vkCreateIOSSurfaceMVK<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_ios_surface_mvk(
@@ -4377,6 +4484,20 @@ unsafe extern "system" fn vkCreateImagePipeSurfaceFUCHSIA<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_image_pipe_surface_fuchsia(
@@ -4461,6 +4582,20 @@ unsafe extern "system" fn vkCreateMacOSSurfaceMVK<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_mac_os_surface_mvk(
@@ -4545,6 +4680,20 @@ unsafe extern "system" fn vkCreateMetalSurfaceEXT<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_metal_surface_ext(
@@ -4629,6 +4778,20 @@ unsafe extern "system" fn vkCreateScreenSurfaceQNX<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_screen_surface_qnx(
@@ -4713,6 +4876,20 @@ unsafe extern "system" fn vkCreateStreamDescriptorSurfaceGGP<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_stream_descriptor_surface_ggp(
@@ -4797,6 +4974,20 @@ unsafe extern "system" fn vkCreateSurfaceOHOS<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_surface_ohos(
@@ -4881,6 +5072,20 @@ unsafe extern "system" fn vkCreateUbmSurfaceSEC<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_ubm_surface_sec(
@@ -4965,6 +5170,20 @@ unsafe extern "system" fn vkCreateViSurfaceNN<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_vi_surface_nn(
@@ -5049,6 +5268,20 @@ unsafe extern "system" fn vkCreateWaylandSurfaceKHR<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_wayland_surface_khr(
@@ -5133,6 +5366,20 @@ unsafe extern "system" fn vkCreateWin32SurfaceKHR<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_win32_surface_khr(
@@ -5217,6 +5464,20 @@ unsafe extern "system" fn vkCreateXcbSurfaceKHR<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_xcb_surface_khr(
@@ -5301,6 +5562,20 @@ unsafe extern "system" fn vkCreateXlibSurfaceKHR<L: Registered>(
                     pSurface,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSurface,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_xlib_surface_khr(
@@ -5513,6 +5788,10 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
                 callback,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            crate::wrap::destroyed(wrap_w, callback);
+        }
     })
 }
 ///[`vkDestroyDebugUtilsMessengerEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyDebugUtilsMessengerEXT.html) through the layer's hooks.
@@ -5612,6 +5891,10 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
                 messenger,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            crate::wrap::destroyed(wrap_w, messenger);
+        }
     })
 }
 ///[`vkDestroySurfaceKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroySurfaceKHR.html) through the layer's hooks.
@@ -5706,6 +5989,10 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
                 surface,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            crate::wrap::destroyed(wrap_w, surface);
+        }
     })
 }
 ///[`vkEnumerateDeviceExtensionProperties`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkEnumerateDeviceExtensionProperties.html) through the layer's hooks.
@@ -5940,6 +6227,21 @@ unsafe extern "system" fn vkEnumeratePhysicalDeviceGroups<L: Registered>(
                     pPhysicalDeviceGroupProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pPhysicalDeviceGroupProperties,
+                    pPhysicalDeviceGroupCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(instance)),
+                    crate::wrap::wrap_VkPhysicalDeviceGroupProperties,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_enumerate_physical_device_groups(
@@ -6288,6 +6590,20 @@ unsafe extern "system" fn vkEnumeratePhysicalDevices<L: Registered>(
                     pPhysicalDevices,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPhysicalDevices,
+                    pPhysicalDeviceCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(instance)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_enumerate_physical_devices(
@@ -6393,6 +6709,21 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
                     pProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pProperties,
+                    pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(display)),
+                    crate::wrap::wrap_VkDisplayModeProperties2KHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_display_mode_properties2_khr(
@@ -6499,6 +6830,21 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
                     pProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pProperties,
+                    pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(display)),
+                    crate::wrap::wrap_VkDisplayModePropertiesKHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_display_mode_properties_khr(
@@ -6817,6 +7163,20 @@ unsafe extern "system" fn vkGetDisplayPlaneSupportedDisplaysKHR<L: Registered>(
                     pDisplays,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDisplays,
+                    pDisplayCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_display_plane_supported_displays_khr(
@@ -6901,6 +7261,20 @@ unsafe extern "system" fn vkGetDrmDisplayEXT<L: Registered>(
                     display,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    display,
+                    1,
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_drm_display_ext(
@@ -7636,6 +8010,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlaneProperties2KHR<L: Regis
                     pProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pProperties,
+                    pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                    crate::wrap::wrap_VkDisplayPlaneProperties2KHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties2_khr(
@@ -7716,6 +8105,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPlanePropertiesKHR<L: Regist
                     pProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pProperties,
+                    pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                    crate::wrap::wrap_VkDisplayPlanePropertiesKHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_physical_device_display_plane_properties_khr(
@@ -7796,6 +8200,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayProperties2KHR<L: Registered
                     pProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pProperties,
+                    pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                    crate::wrap::wrap_VkDisplayProperties2KHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_physical_device_display_properties2_khr(
@@ -7876,6 +8295,21 @@ unsafe extern "system" fn vkGetPhysicalDeviceDisplayPropertiesKHR<L: Registered>
                     pProperties,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pProperties,
+                    pPropertyCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                    crate::wrap::wrap_VkDisplayPropertiesKHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_physical_device_display_properties_khr(
@@ -12074,6 +12508,20 @@ unsafe extern "system" fn vkGetRandROutputDisplayEXT<L: Registered>(
                     pDisplay,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDisplay,
+                    1,
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_rand_r_output_display_ext(
@@ -12154,6 +12602,20 @@ unsafe extern "system" fn vkGetWinrtDisplayNV<L: Registered>(
                     pDisplay,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtInstance::<L>::new(state);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDisplay,
+                    1,
+                    &crate::wrap::How::Existing(crate::wrap::key(physicalDevice)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_winrt_display_nv(
@@ -12759,6 +13221,20 @@ unsafe extern "system" fn vkAcquirePerformanceConfigurationINTEL<L: Registered>(
                     pConfiguration,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pConfiguration,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_acquire_performance_configuration_intel(
@@ -12939,6 +13415,22 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
                     pCommandBuffers,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pCommandBuffers,
+                    pAllocateInfo.as_ref().map_or(0, |i| i.commandBufferCount as usize),
+                    &crate::wrap::How::Created(
+                        pAllocateInfo.as_ref().map(|i| crate::wrap::key(i.commandPool)),
+                    ),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_allocate_command_buffers(
@@ -13059,6 +13551,24 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
                     pDescriptorSets,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDescriptorSets,
+                    pAllocateInfo.as_ref().map_or(0, |i| i.descriptorSetCount as usize),
+                    &crate::wrap::How::Created(
+                        pAllocateInfo
+                            .as_ref()
+                            .map(|i| crate::wrap::key(i.descriptorPool)),
+                    ),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_allocate_descriptor_sets(
@@ -13174,6 +13684,20 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
                     pMemory,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pMemory,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_allocate_memory(
@@ -40270,6 +40794,20 @@ unsafe extern "system" fn vkCreateAccelerationStructure2KHR<L: Registered>(
                     pAccelerationStructure,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pAccelerationStructure,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_acceleration_structure2_khr(
@@ -40400,6 +40938,20 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
                     pAccelerationStructure,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pAccelerationStructure,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_acceleration_structure_khr(
@@ -40530,6 +41082,20 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
                     pAccelerationStructure,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pAccelerationStructure,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_acceleration_structure_nv(
@@ -40646,6 +41212,20 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
                     pBuffer,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pBuffer,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_buffer(
@@ -40730,6 +41310,20 @@ unsafe extern "system" fn vkCreateBufferCollectionFUCHSIA<L: Registered>(
                     pCollection,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pCollection,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_buffer_collection_fuchsia(
@@ -40846,6 +41440,15 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
                     pView,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(wrap_w, pView, 1, &crate::wrap::How::Created(None));
+            }
+        }
         state
             .hooks
             .post_call_record_create_buffer_view(
@@ -40926,6 +41529,20 @@ unsafe extern "system" fn vkCreateCommandPool<L: Registered>(
                     pCommandPool,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pCommandPool,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_command_pool(
@@ -41060,6 +41677,20 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
                     pPipelines,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelines,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_compute_pipelines(
@@ -41183,6 +41814,20 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
                     pFunction,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pFunction,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_cu_function_nvx(
@@ -41263,6 +41908,20 @@ unsafe extern "system" fn vkCreateCuModuleNVX<L: Registered>(
                     pModule,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pModule,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_cu_module_nvx(
@@ -41384,6 +42043,20 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
                     pFunction,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pFunction,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_cuda_function_nv(
@@ -41464,6 +42137,20 @@ unsafe extern "system" fn vkCreateCudaModuleNV<L: Registered>(
                     pModule,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pModule,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_cuda_module_nv(
@@ -41594,6 +42281,20 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
                     pSession,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSession,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_data_graph_pipeline_session_arm(
@@ -41738,6 +42439,20 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
                     pPipelines,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, true, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelines,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_data_graph_pipelines_arm(
@@ -41821,6 +42536,20 @@ unsafe extern "system" fn vkCreateDeferredOperationKHR<L: Registered>(
                     pDeferredOperation,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, true, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDeferredOperation,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_deferred_operation_khr(
@@ -41900,6 +42629,20 @@ unsafe extern "system" fn vkCreateDescriptorPool<L: Registered>(
                     pDescriptorPool,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDescriptorPool,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_descriptor_pool(
@@ -42030,6 +42773,20 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
                     pSetLayout,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSetLayout,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_descriptor_set_layout(
@@ -42160,6 +42917,20 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
                     pDescriptorUpdateTemplate,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pDescriptorUpdateTemplate,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_descriptor_update_template(
@@ -42240,6 +43011,20 @@ unsafe extern "system" fn vkCreateEvent<L: Registered>(
                     pEvent,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pEvent,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_event(
@@ -42379,6 +43164,20 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
                     pPipelines,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelines,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_execution_graph_pipelines_amdx(
@@ -42511,6 +43310,20 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
                     pExternalQueue,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pExternalQueue,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_external_compute_queue_nv(
@@ -42591,6 +43404,20 @@ unsafe extern "system" fn vkCreateFence<L: Registered>(
                     pFence,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pFence,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_fence(
@@ -42707,6 +43534,20 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
                     pFramebuffer,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pFramebuffer,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_framebuffer(
@@ -42828,6 +43669,20 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
                     pGpaSession,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pGpaSession,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_gpa_session_amd(
@@ -42967,6 +43822,20 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
                     pPipelines,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelines,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_graphics_pipelines(
@@ -43085,6 +43954,20 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
                     pImage,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pImage,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_image(
@@ -43201,6 +44084,15 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
                     pView,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(wrap_w, pView, 1, &crate::wrap::How::Created(None));
+            }
+        }
         state
             .hooks
             .post_call_record_create_image_view(
@@ -43331,6 +44223,20 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
                     pIndirectCommandsLayout,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pIndirectCommandsLayout,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_indirect_commands_layout_ext(
@@ -43461,6 +44367,20 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
                     pIndirectCommandsLayout,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pIndirectCommandsLayout,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_indirect_commands_layout_nv(
@@ -43545,6 +44465,20 @@ unsafe extern "system" fn vkCreateIndirectExecutionSetEXT<L: Registered>(
                     pIndirectExecutionSet,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pIndirectExecutionSet,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_indirect_execution_set_ext(
@@ -43661,6 +44595,20 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
                     pMicromap,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pMicromap,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_micromap_ext(
@@ -43745,6 +44693,20 @@ unsafe extern "system" fn vkCreateOpticalFlowSessionNV<L: Registered>(
                     pSession,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSession,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_optical_flow_session_nv(
@@ -43875,6 +44837,21 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
                     pBinaries,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::structs(
+                    wrap_w,
+                    pBinaries,
+                    1,
+                    &crate::wrap::How::Created(None),
+                    crate::wrap::wrap_VkPipelineBinaryHandlesInfoKHR,
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_pipeline_binaries_khr(
@@ -43955,6 +44932,20 @@ unsafe extern "system" fn vkCreatePipelineCache<L: Registered>(
                     pPipelineCache,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelineCache,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_pipeline_cache(
@@ -44076,6 +45067,20 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
                     pPipelineLayout,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelineLayout,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_pipeline_layout(
@@ -44160,6 +45165,20 @@ unsafe extern "system" fn vkCreatePrivateDataSlot<L: Registered>(
                     pPrivateDataSlot,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPrivateDataSlot,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_private_data_slot(
@@ -44240,6 +45259,20 @@ unsafe extern "system" fn vkCreateQueryPool<L: Registered>(
                     pQueryPool,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pQueryPool,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_query_pool(
@@ -44384,6 +45417,20 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
                     pPipelines,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, true, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelines,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_ray_tracing_pipelines_khr(
@@ -44526,6 +45573,20 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
                     pPipelines,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pPipelines,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_ray_tracing_pipelines_nv(
@@ -44608,6 +45669,20 @@ unsafe extern "system" fn vkCreateRenderPass<L: Registered>(
                     pRenderPass,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pRenderPass,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_render_pass(
@@ -44688,6 +45763,20 @@ unsafe extern "system" fn vkCreateRenderPass2<L: Registered>(
                     pRenderPass,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pRenderPass,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_render_pass2(
@@ -44804,6 +45893,20 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
                     pSampler,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSampler,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_sampler(
@@ -44888,6 +45991,20 @@ unsafe extern "system" fn vkCreateSamplerYcbcrConversion<L: Registered>(
                     pYcbcrConversion,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pYcbcrConversion,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_sampler_ycbcr_conversion(
@@ -44968,6 +46085,20 @@ unsafe extern "system" fn vkCreateSemaphore<L: Registered>(
                     pSemaphore,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSemaphore,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_semaphore(
@@ -45052,6 +46183,20 @@ unsafe extern "system" fn vkCreateShaderInstrumentationARM<L: Registered>(
                     pInstrumentation,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pInstrumentation,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_shader_instrumentation_arm(
@@ -45173,6 +46318,20 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
                     pShaderModule,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pShaderModule,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_shader_module(
@@ -45293,6 +46452,20 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
                     pShaders,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, true) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pShaders,
+                    createInfoCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_shaders_ext(
@@ -45428,6 +46601,20 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
                     pSwapchains,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSwapchains,
+                    swapchainCount as usize,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_shared_swapchains_khr(
@@ -45550,6 +46737,20 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
                     pSwapchain,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSwapchain,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_swapchain_khr(
@@ -45630,6 +46831,20 @@ unsafe extern "system" fn vkCreateTensorARM<L: Registered>(
                     pTensor,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pTensor,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_tensor_arm(
@@ -45751,6 +46966,15 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
                     pView,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(wrap_w, pView, 1, &crate::wrap::How::Created(None));
+            }
+        }
         state
             .hooks
             .post_call_record_create_tensor_view_arm(
@@ -45835,6 +47059,20 @@ unsafe extern "system" fn vkCreateValidationCacheEXT<L: Registered>(
                     pValidationCache,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pValidationCache,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_validation_cache_ext(
@@ -45919,6 +47157,20 @@ unsafe extern "system" fn vkCreateVideoSessionKHR<L: Registered>(
                     pVideoSession,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pVideoSession,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_video_session_khr(
@@ -46049,6 +47301,20 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
                     pVideoSessionParameters,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pVideoSessionParameters,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_create_video_session_parameters_khr(
@@ -46387,6 +47653,10 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
                 accelerationStructure,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, accelerationStructure);
+        }
     })
 }
 ///[`vkDestroyAccelerationStructureNV`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyAccelerationStructureNV.html) through the layer's hooks.
@@ -46486,6 +47756,10 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
                 accelerationStructure,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, accelerationStructure);
+        }
     })
 }
 ///[`vkDestroyBuffer`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyBuffer.html) through the layer's hooks.
@@ -46556,6 +47830,10 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_buffer(&state.next, device, buffer, pAllocator);
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, buffer);
+        }
     })
 }
 ///[`vkDestroyBufferCollectionFUCHSIA`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyBufferCollectionFUCHSIA.html) through the layer's hooks.
@@ -46655,6 +47933,10 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
                 collection,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, collection);
+        }
     })
 }
 ///[`vkDestroyBufferView`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyBufferView.html) through the layer's hooks.
@@ -46745,6 +48027,10 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
                 bufferView,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, bufferView);
+        }
     })
 }
 ///[`vkDestroyCommandPool`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyCommandPool.html) through the layer's hooks.
@@ -46835,6 +48121,10 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
                 commandPool,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, commandPool);
+        }
     })
 }
 ///[`vkDestroyCuFunctionNVX`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyCuFunctionNVX.html) through the layer's hooks.
@@ -46925,6 +48215,10 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
                 function,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, function);
+        }
     })
 }
 ///[`vkDestroyCuModuleNVX`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyCuModuleNVX.html) through the layer's hooks.
@@ -47015,6 +48309,10 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
                 module,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, module);
+        }
     })
 }
 ///[`vkDestroyCudaFunctionNV`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyCudaFunctionNV.html) through the layer's hooks.
@@ -47109,6 +48407,10 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
                 function,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, function);
+        }
     })
 }
 ///[`vkDestroyCudaModuleNV`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyCudaModuleNV.html) through the layer's hooks.
@@ -47199,6 +48501,10 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
                 module,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, module);
+        }
     })
 }
 ///[`vkDestroyDataGraphPipelineSessionARM`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyDataGraphPipelineSessionARM.html) through the layer's hooks.
@@ -47298,6 +48604,10 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
                 session,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, session);
+        }
     })
 }
 ///[`vkDestroyDeferredOperationKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyDeferredOperationKHR.html) through the layer's hooks.
@@ -47397,6 +48707,10 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
                 operation,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, operation);
+        }
     })
 }
 ///[`vkDestroyDescriptorPool`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyDescriptorPool.html) through the layer's hooks.
@@ -47491,6 +48805,10 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
                 descriptorPool,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, descriptorPool);
+        }
     })
 }
 ///[`vkDestroyDescriptorSetLayout`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyDescriptorSetLayout.html) through the layer's hooks.
@@ -47590,6 +48908,10 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
                 descriptorSetLayout,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, descriptorSetLayout);
+        }
     })
 }
 ///[`vkDestroyDescriptorUpdateTemplate`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyDescriptorUpdateTemplate.html) through the layer's hooks.
@@ -47689,6 +49011,10 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
                 descriptorUpdateTemplate,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, descriptorUpdateTemplate);
+        }
     })
 }
 ///[`vkDestroyEvent`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyEvent.html) through the layer's hooks.
@@ -47759,6 +49085,10 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_event(&state.next, device, event, pAllocator);
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, event);
+        }
     })
 }
 ///[`vkDestroyExternalComputeQueueNV`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyExternalComputeQueueNV.html) through the layer's hooks.
@@ -47858,6 +49188,10 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
                 externalQueue,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, externalQueue);
+        }
     })
 }
 ///[`vkDestroyFence`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyFence.html) through the layer's hooks.
@@ -47928,6 +49262,10 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_fence(&state.next, device, fence, pAllocator);
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, fence);
+        }
     })
 }
 ///[`vkDestroyFramebuffer`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyFramebuffer.html) through the layer's hooks.
@@ -48018,6 +49356,10 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
                 framebuffer,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, framebuffer);
+        }
     })
 }
 ///[`vkDestroyGpaSessionAMD`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyGpaSessionAMD.html) through the layer's hooks.
@@ -48108,6 +49450,10 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
                 gpaSession,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, gpaSession);
+        }
     })
 }
 ///[`vkDestroyImage`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyImage.html) through the layer's hooks.
@@ -48178,6 +49524,10 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_image(&state.next, device, image, pAllocator);
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, image);
+        }
     })
 }
 ///[`vkDestroyImageView`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyImageView.html) through the layer's hooks.
@@ -48268,6 +49618,10 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
                 imageView,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, imageView);
+        }
     })
 }
 ///[`vkDestroyIndirectCommandsLayoutEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyIndirectCommandsLayoutEXT.html) through the layer's hooks.
@@ -48367,6 +49721,10 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
                 indirectCommandsLayout,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, indirectCommandsLayout);
+        }
     })
 }
 ///[`vkDestroyIndirectCommandsLayoutNV`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyIndirectCommandsLayoutNV.html) through the layer's hooks.
@@ -48466,6 +49824,10 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
                 indirectCommandsLayout,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, indirectCommandsLayout);
+        }
     })
 }
 ///[`vkDestroyIndirectExecutionSetEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyIndirectExecutionSetEXT.html) through the layer's hooks.
@@ -48565,6 +49927,10 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
                 indirectExecutionSet,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, indirectExecutionSet);
+        }
     })
 }
 ///[`vkDestroyMicromapEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyMicromapEXT.html) through the layer's hooks.
@@ -48655,6 +50021,10 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
                 micromap,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, micromap);
+        }
     })
 }
 ///[`vkDestroyOpticalFlowSessionNV`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyOpticalFlowSessionNV.html) through the layer's hooks.
@@ -48754,6 +50124,10 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
                 session,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, session);
+        }
     })
 }
 ///[`vkDestroyPipeline`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyPipeline.html) through the layer's hooks.
@@ -48834,6 +50208,10 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
                 pipeline,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, pipeline);
+        }
     })
 }
 ///[`vkDestroyPipelineBinaryKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyPipelineBinaryKHR.html) through the layer's hooks.
@@ -48933,6 +50311,10 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
                 pipelineBinary,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, pipelineBinary);
+        }
     })
 }
 ///[`vkDestroyPipelineCache`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyPipelineCache.html) through the layer's hooks.
@@ -49023,6 +50405,10 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
                 pipelineCache,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, pipelineCache);
+        }
     })
 }
 ///[`vkDestroyPipelineLayout`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyPipelineLayout.html) through the layer's hooks.
@@ -49117,6 +50503,10 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
                 pipelineLayout,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, pipelineLayout);
+        }
     })
 }
 ///[`vkDestroyPrivateDataSlot`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyPrivateDataSlot.html) through the layer's hooks.
@@ -49211,6 +50601,10 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
                 privateDataSlot,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, privateDataSlot);
+        }
     })
 }
 ///[`vkDestroyQueryPool`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyQueryPool.html) through the layer's hooks.
@@ -49301,6 +50695,10 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
                 queryPool,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, queryPool);
+        }
     })
 }
 ///[`vkDestroyRenderPass`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyRenderPass.html) through the layer's hooks.
@@ -49391,6 +50789,10 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
                 renderPass,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, renderPass);
+        }
     })
 }
 ///[`vkDestroySampler`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroySampler.html) through the layer's hooks.
@@ -49461,6 +50863,10 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
         state
             .hooks
             .post_call_record_destroy_sampler(&state.next, device, sampler, pAllocator);
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, sampler);
+        }
     })
 }
 ///[`vkDestroySamplerYcbcrConversion`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroySamplerYcbcrConversion.html) through the layer's hooks.
@@ -49560,6 +50966,10 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
                 ycbcrConversion,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, ycbcrConversion);
+        }
     })
 }
 ///[`vkDestroySemaphore`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroySemaphore.html) through the layer's hooks.
@@ -49650,6 +51060,10 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
                 semaphore,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, semaphore);
+        }
     })
 }
 ///[`vkDestroyShaderEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyShaderEXT.html) through the layer's hooks.
@@ -49730,6 +51144,10 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
                 shader,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, shader);
+        }
     })
 }
 ///[`vkDestroyShaderInstrumentationARM`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyShaderInstrumentationARM.html) through the layer's hooks.
@@ -49829,6 +51247,10 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
                 instrumentation,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, instrumentation);
+        }
     })
 }
 ///[`vkDestroyShaderModule`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyShaderModule.html) through the layer's hooks.
@@ -49919,6 +51341,10 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
                 shaderModule,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, shaderModule);
+        }
     })
 }
 ///[`vkDestroySwapchainKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroySwapchainKHR.html) through the layer's hooks.
@@ -50009,6 +51435,10 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
                 swapchain,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, swapchain);
+        }
     })
 }
 ///[`vkDestroyTensorARM`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyTensorARM.html) through the layer's hooks.
@@ -50089,6 +51519,10 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
                 tensor,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, tensor);
+        }
     })
 }
 ///[`vkDestroyTensorViewARM`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyTensorViewARM.html) through the layer's hooks.
@@ -50179,6 +51613,10 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
                 tensorView,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, tensorView);
+        }
     })
 }
 ///[`vkDestroyValidationCacheEXT`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyValidationCacheEXT.html) through the layer's hooks.
@@ -50278,6 +51716,10 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
                 validationCache,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, validationCache);
+        }
     })
 }
 ///[`vkDestroyVideoSessionKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyVideoSessionKHR.html) through the layer's hooks.
@@ -50372,6 +51814,10 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
                 videoSession,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, videoSession);
+        }
     })
 }
 ///[`vkDestroyVideoSessionParametersKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyVideoSessionParametersKHR.html) through the layer's hooks.
@@ -50471,6 +51917,10 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
                 videoSessionParameters,
                 pAllocator,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, videoSessionParameters);
+        }
     })
 }
 ///[`vkDeviceWaitIdle`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDeviceWaitIdle.html) through the layer's hooks.
@@ -50975,6 +52425,19 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
                 commandBufferCount,
                 pCommandBuffers,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the caller's array of the handles freed, valid for its count per the command's valid
+            // usage, which the walk only reads.
+            unsafe {
+                crate::wrap::freed(
+                    wrap_w,
+                    Some(crate::wrap::key(commandPool)),
+                    pCommandBuffers,
+                    commandBufferCount as usize,
+                );
+            }
+        }
     })
 }
 ///[`vkFreeDescriptorSets`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkFreeDescriptorSets.html) through the layer's hooks.
@@ -51095,6 +52558,19 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
                 pDescriptorSets,
                 result,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the caller's array of the handles freed, valid for its count per the command's valid
+            // usage, which the walk only reads.
+            unsafe {
+                crate::wrap::freed(
+                    wrap_w,
+                    Some(crate::wrap::key(descriptorPool)),
+                    pDescriptorSets,
+                    descriptorSetCount as usize,
+                );
+            }
+        }
         result
     })
 }
@@ -51162,6 +52638,10 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
         state
             .hooks
             .post_call_record_free_memory(&state.next, device, memory, pAllocator);
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, memory);
+        }
     })
 }
 ///[`vkGetAccelerationStructureBuildSizesKHR`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkGetAccelerationStructureBuildSizesKHR.html) through the layer's hooks.
@@ -55845,6 +57325,20 @@ unsafe extern "system" fn vkGetDeviceQueue<L: Registered>(
                     pQueue,
                 )
         };
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pQueue,
+                    1,
+                    &crate::wrap::How::Existing(crate::wrap::key(device)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_device_queue(
@@ -55904,6 +57398,20 @@ unsafe extern "system" fn vkGetDeviceQueue2<L: Registered>(
                 .hooks
                 .call_down_get_device_queue2(&state.next, down, pQueueInfo, pQueue)
         };
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pQueue,
+                    1,
+                    &crate::wrap::How::Existing(crate::wrap::key(device)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_device_queue2(&state.next, device, pQueueInfo, pQueue);
@@ -64652,6 +66160,20 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
                     pSwapchainImages,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pSwapchainImages,
+                    pSwapchainImageCount.as_ref().map_or(0, |n| *n as usize),
+                    &crate::wrap::How::Existing(crate::wrap::key(swapchain)),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_get_swapchain_images_khr(
@@ -68225,6 +69747,20 @@ unsafe extern "system" fn vkRegisterDeviceEventEXT<L: Registered>(
                     pFence,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pFence,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_register_device_event_ext(
@@ -68335,6 +69871,20 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
                     pFence,
                 )
         };
+        if L::WRAPS_HANDLES && crate::wrap::returned(result, false, false) {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            // SAFETY: the next level has just filled the caller's outputs (valid per the command's valid
+            // usage, each array for the count its length gives after the call), which the walk reads and
+            // writes over with the layer's handles.
+            unsafe {
+                crate::wrap::handles(
+                    wrap_w,
+                    pFence,
+                    1,
+                    &crate::wrap::How::Created(None),
+                );
+            }
+        }
         state
             .hooks
             .post_call_record_register_display_event_ext(
@@ -68663,6 +70213,10 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
                 configuration,
                 result,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::destroyed(wrap_w, configuration);
+        }
         result
     })
 }
@@ -69062,6 +70616,10 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
                 flags,
                 result,
             );
+        if L::WRAPS_HANDLES {
+            let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
+            crate::wrap::reset(wrap_w, crate::wrap::key(descriptorPool));
+        }
         result
     })
 }

@@ -6,8 +6,8 @@ use core::mem::size_of;
 use vk_generated::types::*;
 use crate::state::Layer;
 use crate::unwrap::{
-    chain, handles, lenient, node, object, structs, value, Handle, NonDispatchableHandle,
-    Refused, Scratch, Unwrapper,
+    chain, handles, lenient, node, object, structs, value, DispatchableHandle, Handle,
+    NonDispatchableHandle, Refused, Scratch, Unwrapper,
 };
 /// The members that reach a handle which the generated walk does not follow, and why:
 /// the layer's to unwrap, in its `call_down_*` hook, where it wraps those handles.
@@ -5275,9 +5275,14 @@ pub(crate) fn unwrap_object_of<L: Layer>(
 ///`VkAccelerationStructureKHR`, `VK_OBJECT_TYPE_ACCELERATION_STRUCTURE_KHR`.
 impl Handle for VkAccelerationStructureKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::ACCELERATION_STRUCTURE_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkAccelerationStructureKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5286,6 +5291,22 @@ impl Handle for VkAccelerationStructureKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkAccelerationStructureKHR {}
@@ -5303,9 +5324,14 @@ impl NonDispatchableHandle for VkAccelerationStructureKHR {
 ///`VkAccelerationStructureNV`, `VK_OBJECT_TYPE_ACCELERATION_STRUCTURE_NV`.
 impl Handle for VkAccelerationStructureNV {
     const OBJECT_TYPE: VkObjectType = VkObjectType::ACCELERATION_STRUCTURE_NV;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkAccelerationStructureNV(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5314,6 +5340,22 @@ impl Handle for VkAccelerationStructureNV {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkAccelerationStructureNV {}
@@ -5331,9 +5373,14 @@ impl NonDispatchableHandle for VkAccelerationStructureNV {
 ///`VkBuffer`, `VK_OBJECT_TYPE_BUFFER`.
 impl Handle for VkBuffer {
     const OBJECT_TYPE: VkObjectType = VkObjectType::BUFFER;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkBuffer(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5342,6 +5389,22 @@ impl Handle for VkBuffer {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkBuffer {}
@@ -5359,9 +5422,14 @@ impl NonDispatchableHandle for VkBuffer {
 ///`VkBufferCollectionFUCHSIA`, `VK_OBJECT_TYPE_BUFFER_COLLECTION_FUCHSIA`.
 impl Handle for VkBufferCollectionFUCHSIA {
     const OBJECT_TYPE: VkObjectType = VkObjectType::BUFFER_COLLECTION_FUCHSIA;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkBufferCollectionFUCHSIA(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5370,6 +5438,22 @@ impl Handle for VkBufferCollectionFUCHSIA {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkBufferCollectionFUCHSIA {}
@@ -5387,9 +5471,14 @@ impl NonDispatchableHandle for VkBufferCollectionFUCHSIA {
 ///`VkBufferView`, `VK_OBJECT_TYPE_BUFFER_VIEW`.
 impl Handle for VkBufferView {
     const OBJECT_TYPE: VkObjectType = VkObjectType::BUFFER_VIEW;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkBufferView(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5398,6 +5487,22 @@ impl Handle for VkBufferView {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkBufferView {}
@@ -5415,9 +5520,14 @@ impl NonDispatchableHandle for VkBufferView {
 ///`VkCommandBuffer`, `VK_OBJECT_TYPE_COMMAND_BUFFER`.
 impl Handle for VkCommandBuffer {
     const OBJECT_TYPE: VkObjectType = VkObjectType::COMMAND_BUFFER;
+    const DISPATCHABLE: bool = true;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0 as usize as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkCommandBuffer(raw as usize as *mut c_void)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5429,13 +5539,49 @@ impl Handle for VkCommandBuffer {
         let _ = o;
         Some(self)
     }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        let _ = o;
+        L::wrap_command_buffer(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        let _ = o;
+        L::forget_command_buffer(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        let _ = o;
+    }
+}
+impl crate::unwrap::Sealed for VkCommandBuffer {}
+impl DispatchableHandle for VkCommandBuffer {
+    const OBJECT_TYPE: VkObjectType = VkObjectType::COMMAND_BUFFER;
+    #[inline(always)]
+    fn as_ptr(self) -> *mut c_void {
+        self.0
+    }
+    #[inline(always)]
+    fn from_ptr(p: *mut c_void) -> Self {
+        VkCommandBuffer(p)
+    }
 }
 ///`VkCommandPool`, `VK_OBJECT_TYPE_COMMAND_POOL`.
 impl Handle for VkCommandPool {
     const OBJECT_TYPE: VkObjectType = VkObjectType::COMMAND_POOL;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkCommandPool(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5444,6 +5590,22 @@ impl Handle for VkCommandPool {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkCommandPool {}
@@ -5461,9 +5623,14 @@ impl NonDispatchableHandle for VkCommandPool {
 ///`VkCuFunctionNVX`, `VK_OBJECT_TYPE_CU_FUNCTION_NVX`.
 impl Handle for VkCuFunctionNVX {
     const OBJECT_TYPE: VkObjectType = VkObjectType::CU_FUNCTION_NVX;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkCuFunctionNVX(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5472,6 +5639,22 @@ impl Handle for VkCuFunctionNVX {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkCuFunctionNVX {}
@@ -5489,9 +5672,14 @@ impl NonDispatchableHandle for VkCuFunctionNVX {
 ///`VkCuModuleNVX`, `VK_OBJECT_TYPE_CU_MODULE_NVX`.
 impl Handle for VkCuModuleNVX {
     const OBJECT_TYPE: VkObjectType = VkObjectType::CU_MODULE_NVX;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkCuModuleNVX(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5500,6 +5688,22 @@ impl Handle for VkCuModuleNVX {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkCuModuleNVX {}
@@ -5517,9 +5721,14 @@ impl NonDispatchableHandle for VkCuModuleNVX {
 ///`VkCudaFunctionNV`, `VK_OBJECT_TYPE_CUDA_FUNCTION_NV`.
 impl Handle for VkCudaFunctionNV {
     const OBJECT_TYPE: VkObjectType = VkObjectType::CUDA_FUNCTION_NV;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkCudaFunctionNV(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5528,6 +5737,22 @@ impl Handle for VkCudaFunctionNV {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkCudaFunctionNV {}
@@ -5545,9 +5770,14 @@ impl NonDispatchableHandle for VkCudaFunctionNV {
 ///`VkCudaModuleNV`, `VK_OBJECT_TYPE_CUDA_MODULE_NV`.
 impl Handle for VkCudaModuleNV {
     const OBJECT_TYPE: VkObjectType = VkObjectType::CUDA_MODULE_NV;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkCudaModuleNV(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5556,6 +5786,22 @@ impl Handle for VkCudaModuleNV {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkCudaModuleNV {}
@@ -5573,9 +5819,14 @@ impl NonDispatchableHandle for VkCudaModuleNV {
 ///`VkDataGraphPipelineSessionARM`, `VK_OBJECT_TYPE_DATA_GRAPH_PIPELINE_SESSION_ARM`.
 impl Handle for VkDataGraphPipelineSessionARM {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DATA_GRAPH_PIPELINE_SESSION_ARM;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDataGraphPipelineSessionARM(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5584,6 +5835,22 @@ impl Handle for VkDataGraphPipelineSessionARM {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDataGraphPipelineSessionARM {}
@@ -5601,9 +5868,14 @@ impl NonDispatchableHandle for VkDataGraphPipelineSessionARM {
 ///`VkDebugReportCallbackEXT`, `VK_OBJECT_TYPE_DEBUG_REPORT_CALLBACK_EXT`.
 impl Handle for VkDebugReportCallbackEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DEBUG_REPORT_CALLBACK_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDebugReportCallbackEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5612,6 +5884,22 @@ impl Handle for VkDebugReportCallbackEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDebugReportCallbackEXT {}
@@ -5629,9 +5917,14 @@ impl NonDispatchableHandle for VkDebugReportCallbackEXT {
 ///`VkDebugUtilsMessengerEXT`, `VK_OBJECT_TYPE_DEBUG_UTILS_MESSENGER_EXT`.
 impl Handle for VkDebugUtilsMessengerEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DEBUG_UTILS_MESSENGER_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDebugUtilsMessengerEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5640,6 +5933,22 @@ impl Handle for VkDebugUtilsMessengerEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDebugUtilsMessengerEXT {}
@@ -5657,9 +5966,14 @@ impl NonDispatchableHandle for VkDebugUtilsMessengerEXT {
 ///`VkDeferredOperationKHR`, `VK_OBJECT_TYPE_DEFERRED_OPERATION_KHR`.
 impl Handle for VkDeferredOperationKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DEFERRED_OPERATION_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDeferredOperationKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5668,6 +5982,22 @@ impl Handle for VkDeferredOperationKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDeferredOperationKHR {}
@@ -5685,9 +6015,14 @@ impl NonDispatchableHandle for VkDeferredOperationKHR {
 ///`VkDescriptorPool`, `VK_OBJECT_TYPE_DESCRIPTOR_POOL`.
 impl Handle for VkDescriptorPool {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DESCRIPTOR_POOL;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDescriptorPool(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5696,6 +6031,22 @@ impl Handle for VkDescriptorPool {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDescriptorPool {}
@@ -5713,9 +6064,14 @@ impl NonDispatchableHandle for VkDescriptorPool {
 ///`VkDescriptorSet`, `VK_OBJECT_TYPE_DESCRIPTOR_SET`.
 impl Handle for VkDescriptorSet {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DESCRIPTOR_SET;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDescriptorSet(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5724,6 +6080,22 @@ impl Handle for VkDescriptorSet {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDescriptorSet {}
@@ -5741,9 +6113,14 @@ impl NonDispatchableHandle for VkDescriptorSet {
 ///`VkDescriptorSetLayout`, `VK_OBJECT_TYPE_DESCRIPTOR_SET_LAYOUT`.
 impl Handle for VkDescriptorSetLayout {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DESCRIPTOR_SET_LAYOUT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDescriptorSetLayout(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5752,6 +6129,22 @@ impl Handle for VkDescriptorSetLayout {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDescriptorSetLayout {}
@@ -5769,9 +6162,14 @@ impl NonDispatchableHandle for VkDescriptorSetLayout {
 ///`VkDescriptorUpdateTemplate`, `VK_OBJECT_TYPE_DESCRIPTOR_UPDATE_TEMPLATE`.
 impl Handle for VkDescriptorUpdateTemplate {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DESCRIPTOR_UPDATE_TEMPLATE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDescriptorUpdateTemplate(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5780,6 +6178,22 @@ impl Handle for VkDescriptorUpdateTemplate {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDescriptorUpdateTemplate {}
@@ -5797,9 +6211,14 @@ impl NonDispatchableHandle for VkDescriptorUpdateTemplate {
 ///`VkDevice`, `VK_OBJECT_TYPE_DEVICE`.
 impl Handle for VkDevice {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DEVICE;
+    const DISPATCHABLE: bool = true;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0 as usize as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDevice(raw as usize as *mut c_void)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5811,13 +6230,48 @@ impl Handle for VkDevice {
         let _ = o;
         Some(self)
     }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        let _ = o;
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        let _ = o;
+    }
+}
+impl crate::unwrap::Sealed for VkDevice {}
+impl DispatchableHandle for VkDevice {
+    const OBJECT_TYPE: VkObjectType = VkObjectType::DEVICE;
+    #[inline(always)]
+    fn as_ptr(self) -> *mut c_void {
+        self.0
+    }
+    #[inline(always)]
+    fn from_ptr(p: *mut c_void) -> Self {
+        VkDevice(p)
+    }
 }
 ///`VkDeviceMemory`, `VK_OBJECT_TYPE_DEVICE_MEMORY`.
 impl Handle for VkDeviceMemory {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DEVICE_MEMORY;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDeviceMemory(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5826,6 +6280,22 @@ impl Handle for VkDeviceMemory {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDeviceMemory {}
@@ -5843,9 +6313,14 @@ impl NonDispatchableHandle for VkDeviceMemory {
 ///`VkDisplayKHR`, `VK_OBJECT_TYPE_DISPLAY_KHR`.
 impl Handle for VkDisplayKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DISPLAY_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDisplayKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5854,6 +6329,22 @@ impl Handle for VkDisplayKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDisplayKHR {}
@@ -5871,9 +6362,14 @@ impl NonDispatchableHandle for VkDisplayKHR {
 ///`VkDisplayModeKHR`, `VK_OBJECT_TYPE_DISPLAY_MODE_KHR`.
 impl Handle for VkDisplayModeKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::DISPLAY_MODE_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkDisplayModeKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5882,6 +6378,22 @@ impl Handle for VkDisplayModeKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkDisplayModeKHR {}
@@ -5899,9 +6411,14 @@ impl NonDispatchableHandle for VkDisplayModeKHR {
 ///`VkEvent`, `VK_OBJECT_TYPE_EVENT`.
 impl Handle for VkEvent {
     const OBJECT_TYPE: VkObjectType = VkObjectType::EVENT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkEvent(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5910,6 +6427,22 @@ impl Handle for VkEvent {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkEvent {}
@@ -5927,9 +6460,14 @@ impl NonDispatchableHandle for VkEvent {
 ///`VkExternalComputeQueueNV`, `VK_OBJECT_TYPE_EXTERNAL_COMPUTE_QUEUE_NV`.
 impl Handle for VkExternalComputeQueueNV {
     const OBJECT_TYPE: VkObjectType = VkObjectType::EXTERNAL_COMPUTE_QUEUE_NV;
+    const DISPATCHABLE: bool = true;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0 as usize as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkExternalComputeQueueNV(raw as usize as *mut c_void)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5941,13 +6479,48 @@ impl Handle for VkExternalComputeQueueNV {
         let _ = o;
         Some(self)
     }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        let _ = o;
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        let _ = o;
+    }
+}
+impl crate::unwrap::Sealed for VkExternalComputeQueueNV {}
+impl DispatchableHandle for VkExternalComputeQueueNV {
+    const OBJECT_TYPE: VkObjectType = VkObjectType::EXTERNAL_COMPUTE_QUEUE_NV;
+    #[inline(always)]
+    fn as_ptr(self) -> *mut c_void {
+        self.0
+    }
+    #[inline(always)]
+    fn from_ptr(p: *mut c_void) -> Self {
+        VkExternalComputeQueueNV(p)
+    }
 }
 ///`VkFence`, `VK_OBJECT_TYPE_FENCE`.
 impl Handle for VkFence {
     const OBJECT_TYPE: VkObjectType = VkObjectType::FENCE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkFence(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5956,6 +6529,22 @@ impl Handle for VkFence {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkFence {}
@@ -5973,9 +6562,14 @@ impl NonDispatchableHandle for VkFence {
 ///`VkFramebuffer`, `VK_OBJECT_TYPE_FRAMEBUFFER`.
 impl Handle for VkFramebuffer {
     const OBJECT_TYPE: VkObjectType = VkObjectType::FRAMEBUFFER;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkFramebuffer(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -5984,6 +6578,22 @@ impl Handle for VkFramebuffer {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkFramebuffer {}
@@ -6001,9 +6611,14 @@ impl NonDispatchableHandle for VkFramebuffer {
 ///`VkGpaSessionAMD`, `VK_OBJECT_TYPE_GPA_SESSION_AMD`.
 impl Handle for VkGpaSessionAMD {
     const OBJECT_TYPE: VkObjectType = VkObjectType::GPA_SESSION_AMD;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkGpaSessionAMD(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6012,6 +6627,22 @@ impl Handle for VkGpaSessionAMD {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkGpaSessionAMD {}
@@ -6029,9 +6660,14 @@ impl NonDispatchableHandle for VkGpaSessionAMD {
 ///`VkImage`, `VK_OBJECT_TYPE_IMAGE`.
 impl Handle for VkImage {
     const OBJECT_TYPE: VkObjectType = VkObjectType::IMAGE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkImage(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6040,6 +6676,22 @@ impl Handle for VkImage {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkImage {}
@@ -6057,9 +6709,14 @@ impl NonDispatchableHandle for VkImage {
 ///`VkImageView`, `VK_OBJECT_TYPE_IMAGE_VIEW`.
 impl Handle for VkImageView {
     const OBJECT_TYPE: VkObjectType = VkObjectType::IMAGE_VIEW;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkImageView(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6068,6 +6725,22 @@ impl Handle for VkImageView {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkImageView {}
@@ -6085,9 +6758,14 @@ impl NonDispatchableHandle for VkImageView {
 ///`VkIndirectCommandsLayoutEXT`, `VK_OBJECT_TYPE_INDIRECT_COMMANDS_LAYOUT_EXT`.
 impl Handle for VkIndirectCommandsLayoutEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::INDIRECT_COMMANDS_LAYOUT_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkIndirectCommandsLayoutEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6096,6 +6774,22 @@ impl Handle for VkIndirectCommandsLayoutEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkIndirectCommandsLayoutEXT {}
@@ -6113,9 +6807,14 @@ impl NonDispatchableHandle for VkIndirectCommandsLayoutEXT {
 ///`VkIndirectCommandsLayoutNV`, `VK_OBJECT_TYPE_INDIRECT_COMMANDS_LAYOUT_NV`.
 impl Handle for VkIndirectCommandsLayoutNV {
     const OBJECT_TYPE: VkObjectType = VkObjectType::INDIRECT_COMMANDS_LAYOUT_NV;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkIndirectCommandsLayoutNV(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6124,6 +6823,22 @@ impl Handle for VkIndirectCommandsLayoutNV {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkIndirectCommandsLayoutNV {}
@@ -6141,9 +6856,14 @@ impl NonDispatchableHandle for VkIndirectCommandsLayoutNV {
 ///`VkIndirectExecutionSetEXT`, `VK_OBJECT_TYPE_INDIRECT_EXECUTION_SET_EXT`.
 impl Handle for VkIndirectExecutionSetEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::INDIRECT_EXECUTION_SET_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkIndirectExecutionSetEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6152,6 +6872,22 @@ impl Handle for VkIndirectExecutionSetEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkIndirectExecutionSetEXT {}
@@ -6169,9 +6905,14 @@ impl NonDispatchableHandle for VkIndirectExecutionSetEXT {
 ///`VkInstance`, `VK_OBJECT_TYPE_INSTANCE`.
 impl Handle for VkInstance {
     const OBJECT_TYPE: VkObjectType = VkObjectType::INSTANCE;
+    const DISPATCHABLE: bool = true;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0 as usize as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkInstance(raw as usize as *mut c_void)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6183,13 +6924,48 @@ impl Handle for VkInstance {
         let _ = o;
         L::unwrap_instance(o, self)
     }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        let _ = o;
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        let _ = o;
+    }
+}
+impl crate::unwrap::Sealed for VkInstance {}
+impl DispatchableHandle for VkInstance {
+    const OBJECT_TYPE: VkObjectType = VkObjectType::INSTANCE;
+    #[inline(always)]
+    fn as_ptr(self) -> *mut c_void {
+        self.0
+    }
+    #[inline(always)]
+    fn from_ptr(p: *mut c_void) -> Self {
+        VkInstance(p)
+    }
 }
 ///`VkMicromapEXT`, `VK_OBJECT_TYPE_MICROMAP_EXT`.
 impl Handle for VkMicromapEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::MICROMAP_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkMicromapEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6198,6 +6974,22 @@ impl Handle for VkMicromapEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkMicromapEXT {}
@@ -6215,9 +7007,14 @@ impl NonDispatchableHandle for VkMicromapEXT {
 ///`VkOpticalFlowSessionNV`, `VK_OBJECT_TYPE_OPTICAL_FLOW_SESSION_NV`.
 impl Handle for VkOpticalFlowSessionNV {
     const OBJECT_TYPE: VkObjectType = VkObjectType::OPTICAL_FLOW_SESSION_NV;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkOpticalFlowSessionNV(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6226,6 +7023,22 @@ impl Handle for VkOpticalFlowSessionNV {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkOpticalFlowSessionNV {}
@@ -6243,9 +7056,14 @@ impl NonDispatchableHandle for VkOpticalFlowSessionNV {
 ///`VkPerformanceConfigurationINTEL`, `VK_OBJECT_TYPE_PERFORMANCE_CONFIGURATION_INTEL`.
 impl Handle for VkPerformanceConfigurationINTEL {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PERFORMANCE_CONFIGURATION_INTEL;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPerformanceConfigurationINTEL(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6254,6 +7072,22 @@ impl Handle for VkPerformanceConfigurationINTEL {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkPerformanceConfigurationINTEL {}
@@ -6271,9 +7105,14 @@ impl NonDispatchableHandle for VkPerformanceConfigurationINTEL {
 ///`VkPhysicalDevice`, `VK_OBJECT_TYPE_PHYSICAL_DEVICE`.
 impl Handle for VkPhysicalDevice {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PHYSICAL_DEVICE;
+    const DISPATCHABLE: bool = true;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0 as usize as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPhysicalDevice(raw as usize as *mut c_void)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6285,13 +7124,48 @@ impl Handle for VkPhysicalDevice {
         let _ = o;
         L::unwrap_physical_device(o, self)
     }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        let _ = o;
+        L::wrap_physical_device(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        let _ = o;
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        let _ = o;
+    }
+}
+impl crate::unwrap::Sealed for VkPhysicalDevice {}
+impl DispatchableHandle for VkPhysicalDevice {
+    const OBJECT_TYPE: VkObjectType = VkObjectType::PHYSICAL_DEVICE;
+    #[inline(always)]
+    fn as_ptr(self) -> *mut c_void {
+        self.0
+    }
+    #[inline(always)]
+    fn from_ptr(p: *mut c_void) -> Self {
+        VkPhysicalDevice(p)
+    }
 }
 ///`VkPipeline`, `VK_OBJECT_TYPE_PIPELINE`.
 impl Handle for VkPipeline {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PIPELINE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPipeline(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6300,6 +7174,22 @@ impl Handle for VkPipeline {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkPipeline {}
@@ -6317,9 +7207,14 @@ impl NonDispatchableHandle for VkPipeline {
 ///`VkPipelineBinaryKHR`, `VK_OBJECT_TYPE_PIPELINE_BINARY_KHR`.
 impl Handle for VkPipelineBinaryKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PIPELINE_BINARY_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPipelineBinaryKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6328,6 +7223,22 @@ impl Handle for VkPipelineBinaryKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkPipelineBinaryKHR {}
@@ -6345,9 +7256,14 @@ impl NonDispatchableHandle for VkPipelineBinaryKHR {
 ///`VkPipelineCache`, `VK_OBJECT_TYPE_PIPELINE_CACHE`.
 impl Handle for VkPipelineCache {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PIPELINE_CACHE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPipelineCache(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6356,6 +7272,22 @@ impl Handle for VkPipelineCache {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkPipelineCache {}
@@ -6373,9 +7305,14 @@ impl NonDispatchableHandle for VkPipelineCache {
 ///`VkPipelineLayout`, `VK_OBJECT_TYPE_PIPELINE_LAYOUT`.
 impl Handle for VkPipelineLayout {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PIPELINE_LAYOUT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPipelineLayout(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6384,6 +7321,22 @@ impl Handle for VkPipelineLayout {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkPipelineLayout {}
@@ -6401,9 +7354,14 @@ impl NonDispatchableHandle for VkPipelineLayout {
 ///`VkPrivateDataSlot`, `VK_OBJECT_TYPE_PRIVATE_DATA_SLOT`.
 impl Handle for VkPrivateDataSlot {
     const OBJECT_TYPE: VkObjectType = VkObjectType::PRIVATE_DATA_SLOT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkPrivateDataSlot(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6412,6 +7370,22 @@ impl Handle for VkPrivateDataSlot {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkPrivateDataSlot {}
@@ -6429,9 +7403,14 @@ impl NonDispatchableHandle for VkPrivateDataSlot {
 ///`VkQueryPool`, `VK_OBJECT_TYPE_QUERY_POOL`.
 impl Handle for VkQueryPool {
     const OBJECT_TYPE: VkObjectType = VkObjectType::QUERY_POOL;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkQueryPool(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6440,6 +7419,22 @@ impl Handle for VkQueryPool {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkQueryPool {}
@@ -6457,9 +7452,14 @@ impl NonDispatchableHandle for VkQueryPool {
 ///`VkQueue`, `VK_OBJECT_TYPE_QUEUE`.
 impl Handle for VkQueue {
     const OBJECT_TYPE: VkObjectType = VkObjectType::QUEUE;
+    const DISPATCHABLE: bool = true;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0 as usize as u64
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkQueue(raw as usize as *mut c_void)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6471,13 +7471,48 @@ impl Handle for VkQueue {
         let _ = o;
         Some(self)
     }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        let _ = o;
+        L::wrap_queue(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        let _ = o;
+        self
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        let _ = o;
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        let _ = o;
+    }
+}
+impl crate::unwrap::Sealed for VkQueue {}
+impl DispatchableHandle for VkQueue {
+    const OBJECT_TYPE: VkObjectType = VkObjectType::QUEUE;
+    #[inline(always)]
+    fn as_ptr(self) -> *mut c_void {
+        self.0
+    }
+    #[inline(always)]
+    fn from_ptr(p: *mut c_void) -> Self {
+        VkQueue(p)
+    }
 }
 ///`VkRenderPass`, `VK_OBJECT_TYPE_RENDER_PASS`.
 impl Handle for VkRenderPass {
     const OBJECT_TYPE: VkObjectType = VkObjectType::RENDER_PASS;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkRenderPass(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6486,6 +7521,22 @@ impl Handle for VkRenderPass {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkRenderPass {}
@@ -6503,9 +7554,14 @@ impl NonDispatchableHandle for VkRenderPass {
 ///`VkSampler`, `VK_OBJECT_TYPE_SAMPLER`.
 impl Handle for VkSampler {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SAMPLER;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkSampler(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6514,6 +7570,22 @@ impl Handle for VkSampler {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkSampler {}
@@ -6531,9 +7603,14 @@ impl NonDispatchableHandle for VkSampler {
 ///`VkSamplerYcbcrConversion`, `VK_OBJECT_TYPE_SAMPLER_YCBCR_CONVERSION`.
 impl Handle for VkSamplerYcbcrConversion {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SAMPLER_YCBCR_CONVERSION;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkSamplerYcbcrConversion(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6542,6 +7619,22 @@ impl Handle for VkSamplerYcbcrConversion {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkSamplerYcbcrConversion {}
@@ -6559,9 +7652,14 @@ impl NonDispatchableHandle for VkSamplerYcbcrConversion {
 ///`VkSemaphore`, `VK_OBJECT_TYPE_SEMAPHORE`.
 impl Handle for VkSemaphore {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SEMAPHORE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkSemaphore(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6570,6 +7668,22 @@ impl Handle for VkSemaphore {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkSemaphore {}
@@ -6587,9 +7701,14 @@ impl NonDispatchableHandle for VkSemaphore {
 ///`VkShaderEXT`, `VK_OBJECT_TYPE_SHADER_EXT`.
 impl Handle for VkShaderEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SHADER_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkShaderEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6598,6 +7717,22 @@ impl Handle for VkShaderEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkShaderEXT {}
@@ -6615,9 +7750,14 @@ impl NonDispatchableHandle for VkShaderEXT {
 ///`VkShaderInstrumentationARM`, `VK_OBJECT_TYPE_SHADER_INSTRUMENTATION_ARM`.
 impl Handle for VkShaderInstrumentationARM {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SHADER_INSTRUMENTATION_ARM;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkShaderInstrumentationARM(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6626,6 +7766,22 @@ impl Handle for VkShaderInstrumentationARM {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkShaderInstrumentationARM {}
@@ -6643,9 +7799,14 @@ impl NonDispatchableHandle for VkShaderInstrumentationARM {
 ///`VkShaderModule`, `VK_OBJECT_TYPE_SHADER_MODULE`.
 impl Handle for VkShaderModule {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SHADER_MODULE;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkShaderModule(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6654,6 +7815,22 @@ impl Handle for VkShaderModule {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkShaderModule {}
@@ -6671,9 +7848,14 @@ impl NonDispatchableHandle for VkShaderModule {
 ///`VkSurfaceKHR`, `VK_OBJECT_TYPE_SURFACE_KHR`.
 impl Handle for VkSurfaceKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SURFACE_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkSurfaceKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6682,6 +7864,22 @@ impl Handle for VkSurfaceKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkSurfaceKHR {}
@@ -6699,9 +7897,14 @@ impl NonDispatchableHandle for VkSurfaceKHR {
 ///`VkSwapchainKHR`, `VK_OBJECT_TYPE_SWAPCHAIN_KHR`.
 impl Handle for VkSwapchainKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::SWAPCHAIN_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkSwapchainKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6710,6 +7913,22 @@ impl Handle for VkSwapchainKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkSwapchainKHR {}
@@ -6727,9 +7946,14 @@ impl NonDispatchableHandle for VkSwapchainKHR {
 ///`VkTensorARM`, `VK_OBJECT_TYPE_TENSOR_ARM`.
 impl Handle for VkTensorARM {
     const OBJECT_TYPE: VkObjectType = VkObjectType::TENSOR_ARM;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkTensorARM(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6738,6 +7962,22 @@ impl Handle for VkTensorARM {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkTensorARM {}
@@ -6755,9 +7995,14 @@ impl NonDispatchableHandle for VkTensorARM {
 ///`VkTensorViewARM`, `VK_OBJECT_TYPE_TENSOR_VIEW_ARM`.
 impl Handle for VkTensorViewARM {
     const OBJECT_TYPE: VkObjectType = VkObjectType::TENSOR_VIEW_ARM;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkTensorViewARM(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6766,6 +8011,22 @@ impl Handle for VkTensorViewARM {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkTensorViewARM {}
@@ -6783,9 +8044,14 @@ impl NonDispatchableHandle for VkTensorViewARM {
 ///`VkValidationCacheEXT`, `VK_OBJECT_TYPE_VALIDATION_CACHE_EXT`.
 impl Handle for VkValidationCacheEXT {
     const OBJECT_TYPE: VkObjectType = VkObjectType::VALIDATION_CACHE_EXT;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkValidationCacheEXT(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6794,6 +8060,22 @@ impl Handle for VkValidationCacheEXT {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkValidationCacheEXT {}
@@ -6811,9 +8093,14 @@ impl NonDispatchableHandle for VkValidationCacheEXT {
 ///`VkVideoSessionKHR`, `VK_OBJECT_TYPE_VIDEO_SESSION_KHR`.
 impl Handle for VkVideoSessionKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::VIDEO_SESSION_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkVideoSessionKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6822,6 +8109,22 @@ impl Handle for VkVideoSessionKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkVideoSessionKHR {}
@@ -6839,9 +8142,14 @@ impl NonDispatchableHandle for VkVideoSessionKHR {
 ///`VkVideoSessionParametersKHR`, `VK_OBJECT_TYPE_VIDEO_SESSION_PARAMETERS_KHR`.
 impl Handle for VkVideoSessionParametersKHR {
     const OBJECT_TYPE: VkObjectType = VkObjectType::VIDEO_SESSION_PARAMETERS_KHR;
+    const DISPATCHABLE: bool = false;
     #[inline(always)]
     fn raw(self) -> u64 {
         self.0
+    }
+    #[inline(always)]
+    fn from_raw(raw: u64) -> Self {
+        VkVideoSessionParametersKHR(raw)
     }
     #[inline(always)]
     fn at_device<L: Layer>(self, o: &L::Device) -> Option<Self> {
@@ -6850,6 +8158,22 @@ impl Handle for VkVideoSessionParametersKHR {
     #[inline(always)]
     fn at_instance<L: Layer>(self, o: &L::Instance) -> Option<Self> {
         L::unwrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_device<L: Layer>(self, o: &L::Device) -> Self {
+        L::wrap_handle(o, self)
+    }
+    #[inline(always)]
+    fn wrap_at_instance<L: Layer>(self, o: &L::Instance) -> Self {
+        L::wrap_instance_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_device<L: Layer>(self, o: &L::Device) {
+        L::forget_handle(o, self)
+    }
+    #[inline(always)]
+    fn forget_at_instance<L: Layer>(self, o: &L::Instance) {
+        L::forget_instance_handle(o, self)
     }
 }
 impl crate::unwrap::Sealed for VkVideoSessionParametersKHR {}

@@ -24,7 +24,7 @@ pub fn libvulkan() -> PathBuf {
 
 /// The packages whose release builds are what we ship (`cargo xtask install`, `cargo xtask
 /// package`) or what layer authors build on the SDK: the tests that run real clients use these.
-pub const SHIPPED_PACKAGES: &[&str] = &["loader", "vk-trace-layer", "sdk-draw-count-layer", "draw-stats-layer"];
+pub const SHIPPED_PACKAGES: &[&str] = &["loader", "vk-trace-layer", "sdk-draw-count-layer", "draw-stats-layer", "wrap-all-layer"];
 
 /// The target directory these tests were built in and, for a `--target` build (`cargo test
 /// --target i686-unknown-linux-gnu`), the triple: the artifacts are in `<target-dir>/<profile>/`

@@ -1,0 +1,212 @@
+//! [`Wrappers`]: a wrapping layer's handles and the next level's, for every type, made on the way
+//! up (`Layer::wrap_*`), looked up on the way down (`Layer::unwrap_*`) and forgotten
+//! (`Layer::forget_*`).
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use vk_generated::types::VkObjectType;
+
+use crate::{DispatchableHandle, NonDispatchableHandle};
+
+/// The first non-dispatchable wrapper: far from the pointers and small numbers drivers hand out,
+/// so that every wrapper differs from every handle of the next level.
+const FIRST: u64 = 0x7772_0000_0000_0001;
+
+/// A layer's wrappers: for each handle it handed up, the next level's handle and its type.
+///
+/// A non-dispatchable wrapper is a number of its own; a dispatchable one is an allocation whose
+/// first word is the loader's dispatch pointer, as the loader and the layers above need, freed
+/// when it is forgotten. Values are plain (no reference to an entry is handed out), so forgetting
+/// one frees nothing a caller may still hold; a freed dispatchable wrapper is a handle the
+/// application may no longer use (the API's rule).
+///
+/// ```
+/// use vk_layer::vk::types::*;
+/// use vk_layer::Wrappers;
+///
+/// let wrappers = Wrappers::new();
+/// let image = wrappers.wrap(VkImage(0x51));
+/// assert_ne!(image, VkImage(0x51));
+/// assert_eq!(wrappers.unwrap(image), Some(VkImage(0x51)));
+/// assert_eq!(wrappers.unwrap(VkBuffer(image.0)), None, "another type's");
+/// assert_eq!(wrappers.live(VkObjectType::IMAGE), 1);
+/// wrappers.forget(image);
+/// assert_eq!(wrappers.unwrap(image), None);
+/// ```
+#[derive(Default)]
+pub struct Wrappers {
+    /// The non-dispatchable types wrapped ([`of`](Self::of)); every one when `None`.
+    only: Option<Vec<VkObjectType>>,
+    next: AtomicU64,
+    /// Non-dispatchable wrapper -> (type, the next level's handle).
+    handles: Mutex<HashMap<u64, (VkObjectType, u64)>>,
+    /// Dispatchable wrapper (the address of its word) -> (type, the next level's handle).
+    objects: Mutex<HashMap<usize, (VkObjectType, usize)>>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic elsewhere leaves plain values: the map is still consistent.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Wrappers {
+    /// No wrappers.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Wrappers of the non-dispatchable handles of `types` only: [`wrap`](Self::wrap) gives a
+    /// handle of another type back as it is, [`unwrap`](Self::unwrap) takes it as it is, so
+    /// that a layer's generic `wrap_handle` and `unwrap_handle` need not tell the types apart.
+    /// (Dispatchable handles are wrapped where the layer asks, by `wrap_dispatchable`.)
+    ///
+    /// ```
+    /// use vk_layer::vk::types::*;
+    ///
+    /// let images = vk_layer::Wrappers::of(&[VkObjectType::IMAGE]);
+    /// assert_ne!(images.wrap(VkImage(0x51)), VkImage(0x51));
+    /// assert_eq!(images.wrap(VkBuffer(0x52)), VkBuffer(0x52));
+    /// assert_eq!(images.unwrap(VkBuffer(0x52)), Some(VkBuffer(0x52)));
+    /// ```
+    pub fn of(types: &[VkObjectType]) -> Self {
+        let mut wrappers = Self::default();
+        wrappers.only = Some(types.to_vec());
+        wrappers
+    }
+
+    /// Whether handles of `object_type` are wrapped.
+    fn wraps(&self, object_type: VkObjectType) -> bool {
+        self.only
+            .as_ref()
+            .is_none_or(|only| only.contains(&object_type))
+    }
+
+    /// A new wrapper of the next level's `inner` (`inner` itself for a type [`of`](Self::of)
+    /// leaves out).
+    pub fn wrap<H: NonDispatchableHandle>(&self, inner: H) -> H {
+        if !self.wraps(H::OBJECT_TYPE) {
+            return inner;
+        }
+        let wrapped = FIRST + self.next.fetch_add(1, Ordering::Relaxed);
+        lock(&self.handles).insert(wrapped, (H::OBJECT_TYPE, inner.raw()));
+        H::from_raw(wrapped)
+    }
+
+    /// The next level's handle for `wrapped`, `None` when it is no wrapper of this type
+    /// (`wrapped` itself for a type [`of`](Self::of) leaves out).
+    pub fn unwrap<H: NonDispatchableHandle>(&self, wrapped: H) -> Option<H> {
+        if !self.wraps(H::OBJECT_TYPE) {
+            return Some(wrapped);
+        }
+        match lock(&self.handles).get(&wrapped.raw()) {
+            Some(&(t, inner)) if t == H::OBJECT_TYPE => Some(H::from_raw(inner)),
+            _ => None,
+        }
+    }
+
+    /// Forgets `wrapped`; the next level's handle it stood for, if it was one of this type.
+    pub fn forget<H: NonDispatchableHandle>(&self, wrapped: H) -> Option<H> {
+        let mut handles = lock(&self.handles);
+        match handles.get(&wrapped.raw()) {
+            Some(&(t, inner)) if t == H::OBJECT_TYPE => {
+                handles.remove(&wrapped.raw());
+                Some(H::from_raw(inner))
+            }
+            _ => None,
+        }
+    }
+
+    /// A new wrapper of the next level's dispatchable `inner`, its first word `inner`'s (the
+    /// loader's dispatch pointer).
+    ///
+    /// # Safety
+    /// `inner` is a live dispatchable handle: its first word can be read.
+    pub unsafe fn wrap_dispatchable<H: DispatchableHandle>(&self, inner: H) -> H {
+        // SAFETY: per the contract.
+        let dispatch = unsafe { *(inner.as_ptr() as *const usize) };
+        // The loader writes the word through the handle (its dispatch pointer): an atomic, owned
+        // through the raw pointer until `forget_dispatchable` or the drop.
+        let word = Box::into_raw(Box::new(AtomicUsize::new(dispatch)));
+        lock(&self.objects).insert(word as usize, (H::OBJECT_TYPE, inner.as_ptr() as usize));
+        H::from_ptr(word as *mut c_void)
+    }
+
+    /// The next level's handle for the dispatchable `wrapped`, `None` when it is no wrapper of
+    /// this type.
+    pub fn unwrap_dispatchable<H: DispatchableHandle>(&self, wrapped: H) -> Option<H> {
+        match lock(&self.objects).get(&(wrapped.as_ptr() as usize)) {
+            Some(&(t, inner)) if t == H::OBJECT_TYPE => Some(H::from_ptr(inner as *mut c_void)),
+            _ => None,
+        }
+    }
+
+    /// Forgets the dispatchable `wrapped` and frees it; the next level's handle it stood for.
+    pub fn forget_dispatchable<H: DispatchableHandle>(&self, wrapped: H) -> Option<H> {
+        let key = wrapped.as_ptr() as usize;
+        let mut objects = lock(&self.objects);
+        match objects.get(&key) {
+            Some(&(t, inner)) if t == H::OBJECT_TYPE => {
+                objects.remove(&key);
+                // SAFETY: `key` came from `Box::into_raw` in `wrap_dispatchable` and has just left
+                // the map, so it is freed once.
+                drop(unsafe { Box::from_raw(key as *mut AtomicUsize) });
+                Some(H::from_ptr(inner as *mut c_void))
+            }
+            _ => None,
+        }
+    }
+
+    /// How many wrappers of `object_type` live.
+    pub fn live(&self, object_type: VkObjectType) -> usize {
+        let handles = lock(&self.handles)
+            .values()
+            .filter(|(t, _)| *t == object_type)
+            .count();
+        let objects = lock(&self.objects)
+            .values()
+            .filter(|(t, _)| *t == object_type)
+            .count();
+        handles + objects
+    }
+}
+
+impl Drop for Wrappers {
+    fn drop(&mut self) {
+        let objects = self.objects.get_mut().unwrap_or_else(|e| e.into_inner());
+        for (word, _) in objects.drain() {
+            // SAFETY: each key came from `Box::into_raw` in `wrap_dispatchable` and is freed once,
+            // here or in `forget_dispatchable`, which removed it.
+            drop(unsafe { Box::from_raw(word as *mut AtomicUsize) });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use vk_generated::types::*;
+
+    #[test]
+    fn dispatchable_wrappers_copy_the_dispatch_word_and_are_freed_when_forgotten() {
+        let mut queue_object = 0xD15_usize; // the next level's queue: its dispatch word
+        let inner = VkQueue(&mut queue_object as *mut usize as *mut c_void);
+        let wrappers = Wrappers::new();
+        // SAFETY: `inner` points to a readable word.
+        let wrapped = unsafe { wrappers.wrap_dispatchable(inner) };
+        assert_ne!(wrapped, inner);
+        // SAFETY: a wrapper's first word, alive until forgotten.
+        assert_eq!(unsafe { *(wrapped.0 as *const usize) }, 0xD15);
+        assert_eq!(wrappers.unwrap_dispatchable(wrapped), Some(inner));
+        assert_eq!(
+            wrappers.unwrap_dispatchable(VkCommandBuffer(wrapped.0)),
+            None
+        );
+        assert_eq!(wrappers.live(VkObjectType::QUEUE), 1);
+        assert_eq!(wrappers.forget_dispatchable(wrapped), Some(inner));
+        assert_eq!(wrappers.unwrap_dispatchable(wrapped), None);
+        assert_eq!(wrappers.forget_dispatchable(wrapped), None, "freed once");
+    }
+}
