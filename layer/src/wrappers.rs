@@ -4,8 +4,9 @@
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use vk_generated::types::VkObjectType;
 
@@ -14,6 +15,36 @@ use crate::{DispatchableHandle, NonDispatchableHandle};
 /// The first non-dispatchable wrapper: far from the pointers and small numbers drivers hand out,
 /// so that every wrapper differs from every handle of the next level.
 const FIRST: u64 = 0x7772_0000_0000_0001;
+
+/// The maps' hash: their keys are numbers this map made (one after another) and addresses, so a
+/// multiply by 2^64 / the golden ratio spreads them over the table as well as std's SipHash does,
+/// at a fraction of its cost, which every unwrap of every call pays (`vkCmdDraw` through the
+/// wrap-all layer: `bench layer-sdk`). The high half is folded into the low bits the table's
+/// index takes, so that aligned addresses do not fall in a sixteenth of the buckets.
+#[derive(Default)]
+struct IntegerHasher(u64);
+
+impl Hasher for IntegerHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0 ^ n).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
+
+    fn finish(&self) -> u64 {
+        self.0 ^ (self.0 >> 32)
+    }
+}
+
+type Map<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
 
 /// A layer's wrappers: for each handle it handed up, the next level's handle and its type.
 ///
@@ -42,14 +73,19 @@ pub struct Wrappers {
     only: Option<Vec<VkObjectType>>,
     next: AtomicU64,
     /// Non-dispatchable wrapper -> (type, the next level's handle).
-    handles: Mutex<HashMap<u64, (VkObjectType, u64)>>,
+    handles: RwLock<Map<u64, (VkObjectType, u64)>>,
     /// Dispatchable wrapper (the address of its word) -> (type, the next level's handle).
-    objects: Mutex<HashMap<usize, (VkObjectType, usize)>>,
+    objects: RwLock<Map<usize, (VkObjectType, usize)>>,
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic elsewhere leaves plain values: the map is still consistent.
-    m.lock().unwrap_or_else(|e| e.into_inner())
+// A panic elsewhere leaves plain values: the map is still consistent. Lookups, on every call,
+// share the lock; wrapping and forgetting take it alone.
+fn read<T>(m: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    m.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn write<T>(m: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    m.write().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Wrappers {
@@ -91,7 +127,7 @@ impl Wrappers {
             return inner;
         }
         let wrapped = FIRST + self.next.fetch_add(1, Ordering::Relaxed);
-        lock(&self.handles).insert(wrapped, (H::OBJECT_TYPE, inner.raw()));
+        write(&self.handles).insert(wrapped, (H::OBJECT_TYPE, inner.raw()));
         H::from_raw(wrapped)
     }
 
@@ -101,7 +137,7 @@ impl Wrappers {
         if !self.wraps(H::OBJECT_TYPE) {
             return Some(wrapped);
         }
-        match lock(&self.handles).get(&wrapped.raw()) {
+        match read(&self.handles).get(&wrapped.raw()) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => Some(H::from_raw(inner)),
             _ => None,
         }
@@ -109,7 +145,7 @@ impl Wrappers {
 
     /// Forgets `wrapped`; the next level's handle it stood for, if it was one of this type.
     pub fn forget<H: NonDispatchableHandle>(&self, wrapped: H) -> Option<H> {
-        let mut handles = lock(&self.handles);
+        let mut handles = write(&self.handles);
         match handles.get(&wrapped.raw()) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => {
                 handles.remove(&wrapped.raw());
@@ -130,14 +166,14 @@ impl Wrappers {
         // The loader writes the word through the handle (its dispatch pointer): an atomic, owned
         // through the raw pointer until `forget_dispatchable` or the drop.
         let word = Box::into_raw(Box::new(AtomicUsize::new(dispatch)));
-        lock(&self.objects).insert(word as usize, (H::OBJECT_TYPE, inner.as_ptr() as usize));
+        write(&self.objects).insert(word as usize, (H::OBJECT_TYPE, inner.as_ptr() as usize));
         H::from_ptr(word as *mut c_void)
     }
 
     /// The next level's handle for the dispatchable `wrapped`, `None` when it is no wrapper of
     /// this type.
     pub fn unwrap_dispatchable<H: DispatchableHandle>(&self, wrapped: H) -> Option<H> {
-        match lock(&self.objects).get(&(wrapped.as_ptr() as usize)) {
+        match read(&self.objects).get(&(wrapped.as_ptr() as usize)) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => Some(H::from_ptr(inner as *mut c_void)),
             _ => None,
         }
@@ -146,7 +182,7 @@ impl Wrappers {
     /// Forgets the dispatchable `wrapped` and frees it; the next level's handle it stood for.
     pub fn forget_dispatchable<H: DispatchableHandle>(&self, wrapped: H) -> Option<H> {
         let key = wrapped.as_ptr() as usize;
-        let mut objects = lock(&self.objects);
+        let mut objects = write(&self.objects);
         match objects.get(&key) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => {
                 objects.remove(&key);
@@ -161,11 +197,11 @@ impl Wrappers {
 
     /// How many wrappers of `object_type` live.
     pub fn live(&self, object_type: VkObjectType) -> usize {
-        let handles = lock(&self.handles)
+        let handles = read(&self.handles)
             .values()
             .filter(|(t, _)| *t == object_type)
             .count();
-        let objects = lock(&self.objects)
+        let objects = read(&self.objects)
             .values()
             .filter(|(t, _)| *t == object_type)
             .count();

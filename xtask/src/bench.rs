@@ -37,8 +37,8 @@ fn program(args: &[String]) -> Result<(), String> {
     // The libraries the benchmarks load are not dependencies of the program: build them too.
     let build = [
         "build", "--quiet", "--release", "--package", "loader", "--package", "vk-test-driver", "--package", "test-layer",
-        // `layer-sdk`: the SDK layer and its hand-written twin.
-        "--package", "sdk-draw-count-layer", "--package", "handwritten-layer",
+        // `layer-sdk`: the SDK layer, its hand-written twin and the SDK layer that wraps handles.
+        "--package", "sdk-draw-count-layer", "--package", "handwritten-layer", "--package", "wrap-all-layer",
     ];
     cargo_status(&mut cargo(&build), "build libvulkan.so, the test driver and the test layers")?;
     let mut command = cargo(&[
