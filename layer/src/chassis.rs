@@ -425,7 +425,7 @@ unsafe extern "system" fn create_device<L: Registered>(
             let mut scratch = crate::unwrap::Scratch::new();
             let mut sent = *down.as_ptr();
             if L::WRAPS_HANDLES {
-                let at = crate::unwrap::AtInstance::<L>(&instance.hooks);
+                let at = crate::unwrap::AtInstance::<L>(instance);
                 match crate::unwrap::chain(&at, sent.pNext, &mut scratch) {
                     Ok(p_next) => sent.pNext = p_next,
                     Err(r) => {
@@ -459,6 +459,7 @@ unsafe extern "system" fn create_device<L: Registered>(
                         messengers,
                         hooks,
                         owned: Default::default(),
+                        templates: Default::default(),
                     });
                     // The key is the dispatch pointer of the device just created.
                     let Some(state) = store_created(&L::chassis().devices, key, state) else {

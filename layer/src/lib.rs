@@ -68,6 +68,7 @@ mod manifest;
 pub mod report;
 pub mod settings;
 mod state;
+mod templates;
 mod unknown;
 mod unwrap;
 mod wrap;

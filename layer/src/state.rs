@@ -590,6 +590,9 @@ pub struct DeviceState<L: Layer> {
     pub hooks: L::Device,
     /// The wrapped handles other objects of the device own (`crate::wrap`).
     pub(crate) owned: crate::wrap::Owned<L::Device>,
+    /// The layouts of its descriptor update templates' data (`crate::templates`), recorded when
+    /// the layer wraps handles.
+    pub(crate) templates: crate::templates::Templates,
 }
 
 /// The messengers of a device's instance, whose state outlives the device's (the API destroys

@@ -8,10 +8,12 @@
 
 use std::any::Any;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 use vk_generated::types::*;
 
-use crate::state::Layer;
+use crate::state::{DeviceState, InstanceState, Layer};
+use crate::templates::Layout;
 
 #[allow(non_snake_case, clippy::too_many_arguments, unused_variables, dead_code)]
 #[rustfmt::skip]
@@ -76,28 +78,36 @@ pub(crate) struct Refused(pub VkObjectType, pub u64);
 pub(crate) trait Unwrapper {
     fn handle<H: Handle>(&self, h: H) -> Option<H>;
     fn object(&self, object_type: VkObjectType, h: u64) -> Option<u64>;
+    /// The layout of the descriptor update template the caller holds as `t` (`crate::templates`).
+    fn template(&self, t: u64) -> Option<Arc<Layout>> {
+        let _ = t;
+        None
+    }
 }
 
 /// Device-level commands: the layer's device object unwraps.
-pub(crate) struct AtDevice<'a, L: Layer>(pub &'a L::Device);
+pub(crate) struct AtDevice<'a, L: Layer>(pub &'a DeviceState<L>);
 /// Instance-level commands: the layer's instance object unwraps.
-pub(crate) struct AtInstance<'a, L: Layer>(pub &'a L::Instance);
+pub(crate) struct AtInstance<'a, L: Layer>(pub &'a InstanceState<L>);
 
 impl<L: Layer> Unwrapper for AtDevice<'_, L> {
     #[inline(always)]
     fn handle<H: Handle>(&self, h: H) -> Option<H> {
-        h.at_device::<L>(self.0)
+        h.at_device::<L>(&self.0.hooks)
     }
     #[inline(always)]
     fn object(&self, object_type: VkObjectType, h: u64) -> Option<u64> {
-        L::unwrap_object(self.0, object_type, h)
+        L::unwrap_object(&self.0.hooks, object_type, h)
+    }
+    fn template(&self, t: u64) -> Option<Arc<Layout>> {
+        self.0.templates.layout(t)
     }
 }
 
 impl<L: Layer> Unwrapper for AtInstance<'_, L> {
     #[inline(always)]
     fn handle<H: Handle>(&self, h: H) -> Option<H> {
-        h.at_instance::<L>(self.0)
+        h.at_instance::<L>(&self.0.hooks)
     }
     #[inline(always)]
     fn object(&self, _: VkObjectType, h: u64) -> Option<u64> {
@@ -119,7 +129,7 @@ impl Scratch {
     }
 
     /// Keeps `v` for the call; its elements stay where they are.
-    fn keep<T: 'static>(&mut self, mut v: Vec<T>) -> *mut T {
+    pub(crate) fn keep<T: 'static>(&mut self, mut v: Vec<T>) -> *mut T {
         let p = v.as_mut_ptr();
         self.copies.push(Box::new(v));
         p

@@ -5,7 +5,8 @@
 //! them reach the next level with its own; the same queue and swapchain images come back as the
 //! same wrappers; destruction, freeing, a pool's destruction and reset and a swapchain's
 //! destruction forget them; physical devices come back wrapped too, and go down unwrapped in a
-//! device group at `vkCreateDevice`.
+//! device group at `vkCreateDevice`; a descriptor update template's data and a debug marker's
+//! `u64` object go down with the next level's handles.
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
@@ -195,6 +196,41 @@ extern "system" fn next_reset_pool(
     handed(format!("reset {:#x}", pool.0));
     VkResult::SUCCESS
 }
+/// The buffer of the descriptor a template's data holds at byte 4 (unaligned), and the inline
+/// bytes after it.
+///
+/// # Safety
+/// `data` holds a `VkDescriptorBufferInfo` at byte 4 and 4 bytes at 28.
+unsafe extern "system" fn next_update_with_template(
+    _: VkDevice,
+    set: VkDescriptorSet,
+    template: VkDescriptorUpdateTemplate,
+    data: *const c_void,
+) {
+    // SAFETY: per the contract.
+    let (info, bytes) = unsafe {
+        let data = data as *const u8;
+        (
+            data.add(4).cast::<VkDescriptorBufferInfo>().read_unaligned(),
+            std::slice::from_raw_parts(data.add(28), 4),
+        )
+    };
+    handed(format!(
+        "update {:#x} with {:#x}: buffer {:#x}, bytes {bytes:?}",
+        set.0, template.0, info.buffer.0
+    ));
+}
+/// # Safety
+/// `info` is a valid name info.
+unsafe extern "system" fn next_debug_marker_set_object_name(
+    _: VkDevice,
+    info: *const VkDebugMarkerObjectNameInfoEXT,
+) -> VkResult {
+    // SAFETY: per the contract.
+    let info = unsafe { *info };
+    handed(format!("name {} {:#x}", info.objectType.0, info.object));
+    VkResult::SUCCESS
+}
 /// Two images per swapchain, the same at every call.
 unsafe extern "system" fn next_get_swapchain_images(
     _: VkDevice,
@@ -251,6 +287,18 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         b"vkCreateCommandPool" => void_fn!(PFN_vkCreateCommandPool, next_create),
         b"vkCreateDescriptorPool" => void_fn!(PFN_vkCreateDescriptorPool, next_create),
         b"vkCreateSwapchainKHR" => void_fn!(PFN_vkCreateSwapchainKHR, next_create),
+        b"vkCreateDescriptorUpdateTemplate" => {
+            void_fn!(PFN_vkCreateDescriptorUpdateTemplate, next_create)
+        }
+        b"vkDestroyDescriptorUpdateTemplate" => {
+            void_fn!(PFN_vkDestroyDescriptorUpdateTemplate, next_destroy)
+        }
+        b"vkUpdateDescriptorSetWithTemplate" => {
+            void_fn!(PFN_vkUpdateDescriptorSetWithTemplate, next_update_with_template)
+        }
+        b"vkDebugMarkerSetObjectNameEXT" => {
+            void_fn!(PFN_vkDebugMarkerSetObjectNameEXT, next_debug_marker_set_object_name)
+        }
         b"vkDestroyImage" => void_fn!(PFN_vkDestroyImage, next_destroy),
         b"vkDestroyBuffer" => void_fn!(PFN_vkDestroyBuffer, next_destroy),
         b"vkDestroyCommandPool" => void_fn!(PFN_vkDestroyCommandPool, next_destroy),
@@ -648,6 +696,68 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
             "the created image stays"
         );
 
+        // A descriptor update template's data goes down with its buffer unwrapped, in a copy
+        // that keeps the rest of the bytes; the application's data is left as it was. The
+        // template is refused once destroyed.
+        let create_template: PFN_vkCreateDescriptorUpdateTemplate =
+            proc_addr(device, c"vkCreateDescriptorUpdateTemplate");
+        let entries = [
+            VkDescriptorUpdateTemplateEntry {
+                descriptorCount: 1,
+                descriptorType: VkDescriptorType::UNIFORM_BUFFER,
+                offset: 4,
+                ..Default::default()
+            },
+            VkDescriptorUpdateTemplateEntry {
+                descriptorCount: 4,
+                descriptorType: VkDescriptorType::INLINE_UNIFORM_BLOCK,
+                offset: 28,
+                ..Default::default()
+            },
+        ];
+        let info = VkDescriptorUpdateTemplateCreateInfo {
+            descriptorUpdateEntryCount: 2,
+            pDescriptorUpdateEntries: entries.as_ptr(),
+            ..Default::default()
+        };
+        let mut template = VkDescriptorUpdateTemplate::NULL;
+        assert_eq!(
+            create_template.unwrap()(device, &info, none, &mut template),
+            VkResult::SUCCESS
+        );
+        let inner_template = wrappers().unwrap(template).expect("a wrapped template");
+        let mut data = [0u8; 32];
+        let buffer_info = VkDescriptorBufferInfo {
+            buffer: b,
+            offset: 0,
+            range: 16,
+        };
+        data.as_mut_ptr()
+            .add(4)
+            .cast::<VkDescriptorBufferInfo>()
+            .write_unaligned(buffer_info);
+        data[28..].copy_from_slice(&[1, 2, 3, 4]);
+        let given = data;
+        let update: PFN_vkUpdateDescriptorSetWithTemplate =
+            proc_addr(device, c"vkUpdateDescriptorSetWithTemplate");
+        update.unwrap()(device, VkDescriptorSet::NULL, template, data.as_ptr().cast());
+        assert_eq!(data, given, "the application's data as it was");
+        let destroy_template: PFN_vkDestroyDescriptorUpdateTemplate =
+            proc_addr(device, c"vkDestroyDescriptorUpdateTemplate");
+        destroy_template.unwrap()(device, template, none);
+        update.unwrap()(device, VkDescriptorSet::NULL, template, data.as_ptr().cast()); // refused
+
+        // A debug marker's u64 object goes down as the next level's handle of its type.
+        let set_name: PFN_vkDebugMarkerSetObjectNameEXT =
+            proc_addr(device, c"vkDebugMarkerSetObjectNameEXT");
+        let name = VkDebugMarkerObjectNameInfoEXT {
+            objectType: VkDebugReportObjectTypeEXT::BUFFER_EXT,
+            object: b.0,
+            pObjectName: c"b".as_ptr(),
+            ..Default::default()
+        };
+        assert_eq!(set_name.unwrap()(device, &name), VkResult::SUCCESS);
+
         let handed = HANDED.lock().unwrap().clone();
         let pd = *PHYSICAL_DEVICE.lock().unwrap();
         let expected = [
@@ -666,6 +776,19 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
                 "destroy {} {:#x}",
                 VkObjectType::SWAPCHAIN_KHR.0,
                 inner_swapchain.0
+            ),
+            format!(
+                "update 0x0 with {:#x}: buffer {inner_b:#x}, bytes [1, 2, 3, 4]",
+                inner_template.0
+            ),
+            format!(
+                "destroy {} {:#x}",
+                VkObjectType::DESCRIPTOR_UPDATE_TEMPLATE.0,
+                inner_template.0
+            ),
+            format!(
+                "name {} {inner_b:#x}",
+                VkDebugReportObjectTypeEXT::BUFFER_EXT.0
             ),
         ];
         assert_eq!(handed, expected);

@@ -366,7 +366,7 @@ fn entry(
         unwrapped.extend(quote! {
             #scratch_decl
             let (#(#downs,)*) = if L::WRAPS_HANDLES {
-                let walk_u = &crate::unwrap::#at::<L>(&state.hooks);
+                let walk_u = &crate::unwrap::#at::<L>(state);
                 #walk
                 match walked {
                     #walked_ok,
@@ -428,6 +428,33 @@ fn entry(
             }
         }
     });
+    // A wrapping layer keeps each descriptor update template's layout, by the handle the caller
+    // gets, to unwrap the handles in the data given with it (`layer/src/templates.rs`).
+    let wrap_up = match c.name.as_str() {
+        "vkCreateDescriptorUpdateTemplate" => {
+            let why = safety(
+                "the call succeeded: `pDescriptorUpdateTemplate` holds the caller's new template, \
+                 and `pCreateInfo` is valid per the command's valid usage.",
+            );
+            Some(quote! {
+                #wrap_up
+                if L::WRAPS_HANDLES && result == VkResult::SUCCESS {
+                    #why
+                    unsafe { state.templates.record(*pDescriptorUpdateTemplate, &*pCreateInfo) };
+                }
+            })
+        }
+        _ => wrap_up,
+    };
+    let wrap_forget = match c.name.as_str() {
+        "vkDestroyDescriptorUpdateTemplate" => Some(quote! {
+            #wrap_forget
+            if L::WRAPS_HANDLES {
+                state.templates.forget(descriptorUpdateTemplate);
+            }
+        }),
+        _ => wrap_forget,
+    };
     let call_and_post = if c.return_type.is_void() {
         quote! {
             #unwrapped

@@ -67,6 +67,11 @@ enum Step {
     Next,
     /// `uint64_t objectHandle` beside `VkObjectType objectType`.
     Object,
+    /// `const void* pData` laid out by the structure's `descriptorUpdateTemplate`.
+    TemplateData,
+    /// `uint64_t object` beside `VkDebugReportObjectTypeEXT objectType` (the debug marker
+    /// structures).
+    ReportObject,
 }
 
 /// One member's step, with the condition under which it is read ([`SELECTED`]).
@@ -148,6 +153,7 @@ fn walk(reg: &Registry) -> Walk<'_> {
                         is_handle(reg, base)
                             || struct_of(base).is_some_and(|s| reaches.contains(s))
                             || (m.name == "objectHandle" && base == "uint64_t")
+                            || is_report_object(a, m)
                     }
                     [true] if m.name == "pNext" => extenders
                         .get(n)
@@ -190,6 +196,7 @@ fn walk(reg: &Registry) -> Walk<'_> {
                     lenient: m.no_auto_validity,
                     fixed: m.array.len() == 1,
                 },
+                [] if is_report_object(a, m) => Step::ReportObject,
                 [] if m.name == "objectHandle" && base == "uint64_t" => {
                     if a.members
                         .iter()
@@ -234,6 +241,13 @@ fn walk(reg: &Registry) -> Walk<'_> {
                     } else {
                         continue;
                     }
+                }
+                [true]
+                    if m.name == "pData"
+                        && base == "void"
+                        && a.members.iter().any(|o| o.name == "descriptorUpdateTemplate") =>
+                {
+                    Step::TemplateData
                 }
                 [true] if handle || reaching_struct.is_some() => {
                     let counted = match m.len.as_deref() {
@@ -281,6 +295,53 @@ fn walk(reg: &Registry) -> Walk<'_> {
     }
 }
 
+/// `uint64_t object` beside `VkDebugReportObjectTypeEXT objectType`, in a structure or (as the
+/// parameters of a command) a list of fields.
+fn is_report_object_among(fields: &[Field], m: &Field) -> bool {
+    m.name == "object"
+        && m.ty.base == "uint64_t"
+        && m.ty.pointers.is_empty()
+        && fields
+            .iter()
+            .any(|o| o.name == "objectType" && o.ty.base == "VkDebugReportObjectTypeEXT")
+}
+
+fn is_report_object(a: &Aggregate, m: &Field) -> bool {
+    is_report_object_among(&a.members, m)
+}
+
+/// The `VkObjectType` of each `VkDebugReportObjectTypeEXT` value, by name
+/// (`VK_DEBUG_REPORT_OBJECT_TYPE_IMAGE_EXT` is `VK_OBJECT_TYPE_IMAGE`): the match arms of
+/// `object_type_of_report`.
+fn report_object_arms(reg: &Registry, names: &VariantNames) -> Vec<TokenStream> {
+    let (Some(report), Some(object)) = (
+        reg.enums.get("VkDebugReportObjectTypeEXT"),
+        reg.enums.get("VkObjectType"),
+    ) else {
+        return Vec::new();
+    };
+    let mut arms = Vec::new();
+    for (name, value) in &report.values {
+        if !matches!(value, EnumValue::Value(_)) {
+            continue;
+        }
+        let Some(kind) = name
+            .strip_prefix("VK_DEBUG_REPORT_OBJECT_TYPE_")
+            .and_then(|n| n.strip_suffix("_EXT"))
+        else {
+            continue;
+        };
+        let target = format!("VK_OBJECT_TYPE_{kind}");
+        if !matches!(object.values.get(&target), Some(EnumValue::Value(_))) {
+            continue;
+        }
+        if let (Some(from), Some(to)) = (names.path(name), names.path(&target)) {
+            arms.push(quote!(#from => #to,));
+        }
+    }
+    arms
+}
+
 /// The name of a structure's walker.
 fn walker(ty: &str) -> proc_macro2::Ident {
     format_ident!("unwrap_{}", ty)
@@ -309,6 +370,9 @@ pub(crate) fn param_step(
     let handle = is_handle(reg, base);
     match p.ty.pointers.as_slice() {
         [] if handle && p.array.is_empty() => Some(quote!(crate::unwrap::value(walk_u, #name)?)),
+        [] if is_report_object_among(&c.params, p) => Some(
+            quote!(crate::unwrap::object(walk_u, crate::unwrap::object_type_of_report(objectType), #name)?),
+        ),
         [] if p.name == "objectHandle" && base == "uint64_t" => {
             let ot = c
                 .params
@@ -316,6 +380,14 @@ pub(crate) fn param_step(
                 .find(|q| q.name == "objectType" && q.ty.base == "VkObjectType")?;
             let ot = ident(&ot.name);
             Some(quote!(crate::unwrap::object(walk_u, #ot, #name)?))
+        }
+        [true] if p.name == "pData" && base == "void" => {
+            let template = c
+                .params
+                .iter()
+                .find(|q| q.name == "descriptorUpdateTemplate")?;
+            let template = ident(&template.name);
+            Some(quote!(crate::templates::data(walk_u, #template, #name, walk_scratch)?))
         }
         [true] if handle || walkers.0.contains(base) => {
             let count = match p.len.as_deref() {
@@ -491,6 +563,7 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
             object_arms.push(quote!(#ot => #ty(h).at_device::<L>(o).map(|h| h.0),));
         }
     }
+    let report_arms = report_object_arms(reg, &names);
     let not_walked = w.not_walked.iter();
     let node_why =
         safety("`src` is a structure of the type its sType (`stype`) names (the contract).");
@@ -535,6 +608,15 @@ pub fn emit(reg: &Registry) -> Result<String, String> {
             match object_type {
                 #(#object_arms)*
                 _ => Some(h),
+            }
+        }
+
+        /// The `VkObjectType` of a `VkDebugReportObjectTypeEXT` (the debug marker structures'
+        /// `u64` objects), by name; `UNKNOWN` for one without.
+        pub(crate) fn object_type_of_report(t: VkDebugReportObjectTypeEXT) -> VkObjectType {
+            match t {
+                #(#report_arms)*
+                _ => VkObjectType::UNKNOWN,
             }
         }
 
@@ -612,6 +694,14 @@ fn walker_fn(name: &str, list: &[MemberStep]) -> TokenStream {
             Step::Next => quote! {
                 let p = chain(u, s.#mi, scratch)?;
                 if p != s.#mi { copy.get_or_insert(*s).#mi = p; }
+            },
+            Step::TemplateData => quote! {
+                let p = crate::templates::data(u, s.descriptorUpdateTemplate, s.#mi, scratch)?;
+                if p != s.#mi { copy.get_or_insert(*s).#mi = p; }
+            },
+            Step::ReportObject => quote! {
+                let h = object(u, object_type_of_report(s.objectType), s.#mi)?;
+                if h != s.#mi { copy.get_or_insert(*s).#mi = h; }
             },
             Step::Object => quote! {
                 let h = object(u, s.objectType, s.#mi)?;

@@ -3347,7 +3347,7 @@ unsafe extern "system" fn vkAcquireDrmDisplayEXT<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -3440,7 +3440,7 @@ unsafe extern "system" fn vkAcquireWinrtDisplayNV<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -3530,7 +3530,7 @@ unsafe extern "system" fn vkAcquireXlibDisplayEXT<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -4019,7 +4019,7 @@ unsafe extern "system" fn vkCreateDisplayModeKHR<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -4132,7 +4132,7 @@ unsafe extern "system" fn vkCreateDisplayPlaneSurfaceKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -5658,6 +5658,27 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
                 instance.0 as u64,
             );
         };
+        let (down_object,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
+            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
+                crate::unwrap::object(
+                    walk_u,
+                    crate::unwrap::object_type_of_report(objectType),
+                    object,
+                )?,
+            )))();
+            match walked {
+                Ok(down) => down,
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(state.messengers(), command_id::vkDebugReportMessageEXT, r.0, r.1);
+                }
+            }
+        } else {
+            (object,)
+        };
         // SAFETY: the layer's `call_down_debug_report_message_ext`, whose contract is the command's own:
         // the caller's arguments (valid per the command's valid usage) with the next level's handles where
         // the layer unwraps them.
@@ -5669,7 +5690,7 @@ unsafe extern "system" fn vkDebugReportMessageEXT<L: Registered>(
                     down,
                     flags,
                     objectType,
-                    object,
+                    down_object,
                     location,
                     messageCode,
                     pLayerPrefix,
@@ -5746,7 +5767,7 @@ unsafe extern "system" fn vkDestroyDebugReportCallbackEXT<L: Registered>(
             );
         };
         let (down_callback,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, callback)?,
             )))();
@@ -5849,7 +5870,7 @@ unsafe extern "system" fn vkDestroyDebugUtilsMessengerEXT<L: Registered>(
             );
         };
         let (down_messenger,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, messenger)?,
             )))();
@@ -5952,7 +5973,7 @@ unsafe extern "system" fn vkDestroySurfaceKHR<L: Registered>(
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -6674,7 +6695,7 @@ unsafe extern "system" fn vkGetDisplayModeProperties2KHR<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -6795,7 +6816,7 @@ unsafe extern "system" fn vkGetDisplayModePropertiesKHR<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -6915,7 +6936,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilities2KHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pDisplayPlaneInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -7043,7 +7064,7 @@ unsafe extern "system" fn vkGetDisplayPlaneCapabilitiesKHR<L: Registered>(
             );
         };
         let (down_mode,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, mode)?,
             )))();
@@ -9661,7 +9682,7 @@ unsafe extern "system" fn vkGetPhysicalDevicePresentRectanglesKHR<L: Registered>
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -10846,7 +10867,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2EXT<L: Register
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -10949,7 +10970,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilities2KHR<L: Register
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -11074,7 +11095,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceCapabilitiesKHR<L: Registere
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -11180,7 +11201,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormats2KHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -11310,7 +11331,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceFormatsKHR<L: Registered>(
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -11418,7 +11439,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModes2EXT<L: Register
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -11548,7 +11569,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfacePresentModesKHR<L: Registere
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -11655,7 +11676,7 @@ unsafe extern "system" fn vkGetPhysicalDeviceSurfaceSupportKHR<L: Registered>(
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -12672,7 +12693,7 @@ unsafe extern "system" fn vkReleaseDisplayEXT<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -12764,7 +12785,7 @@ unsafe extern "system" fn vkSubmitDebugUtilsMessageEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCallbackData,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtInstance::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtInstance::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -12885,7 +12906,7 @@ unsafe extern "system" fn vkAcquireFullScreenExclusiveModeEXT<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -12981,7 +13002,7 @@ unsafe extern "system" fn vkAcquireNextImage2KHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAcquireInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -13105,7 +13126,7 @@ unsafe extern "system" fn vkAcquireNextImageKHR<L: Registered>(
             );
         };
         let (down_swapchain, down_semaphore, down_fence) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
                 crate::unwrap::value(walk_u, semaphore)?,
@@ -13363,7 +13384,7 @@ unsafe extern "system" fn vkAllocateCommandBuffers<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAllocateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -13499,7 +13520,7 @@ unsafe extern "system" fn vkAllocateDescriptorSets<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAllocateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -13636,7 +13657,7 @@ unsafe extern "system" fn vkAllocateMemory<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAllocateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -13808,7 +13829,7 @@ unsafe extern "system" fn vkBeginCommandBuffer<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBeginInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -13922,7 +13943,7 @@ unsafe extern "system" fn vkBindAccelerationStructureMemoryNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -14045,7 +14066,7 @@ unsafe extern "system" fn vkBindBufferMemory<L: Registered>(
             );
         };
         let (down_buffer, down_memory) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
                 crate::unwrap::value(walk_u, memory)?,
@@ -14141,7 +14162,7 @@ unsafe extern "system" fn vkBindBufferMemory2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -14256,7 +14277,7 @@ unsafe extern "system" fn vkBindDataGraphPipelineSessionMemoryARM<L: Registered>
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -14379,7 +14400,7 @@ unsafe extern "system" fn vkBindImageMemory<L: Registered>(
             );
         };
         let (down_image, down_memory) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
                 crate::unwrap::value(walk_u, memory)?,
@@ -14475,7 +14496,7 @@ unsafe extern "system" fn vkBindImageMemory2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -14595,7 +14616,7 @@ unsafe extern "system" fn vkBindOpticalFlowSessionImageNV<L: Registered>(
             );
         };
         let (down_session, down_view) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, session)?,
                 crate::unwrap::value(walk_u, view)?,
@@ -14698,7 +14719,7 @@ unsafe extern "system" fn vkBindTensorMemoryARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -14821,7 +14842,7 @@ unsafe extern "system" fn vkBindVideoSessionMemoryKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_videoSession, down_pBindSessionMemoryInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -14955,7 +14976,7 @@ unsafe extern "system" fn vkBuildAccelerationStructuresKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -15084,7 +15105,7 @@ unsafe extern "system" fn vkBuildMicromapsEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -15198,7 +15219,7 @@ unsafe extern "system" fn vkClearShaderInstrumentationMetricsARM<L: Registered>(
             );
         };
         let (down_instrumentation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, instrumentation)?,
             )))();
@@ -15367,7 +15388,7 @@ unsafe extern "system" fn vkCmdBeginConditionalRenderingEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pConditionalRenderingBegin,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -15630,7 +15651,7 @@ unsafe extern "system" fn vkCmdBeginGpaSampleAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -15725,7 +15746,7 @@ unsafe extern "system" fn vkCmdBeginGpaSessionAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -15890,7 +15911,7 @@ unsafe extern "system" fn vkCmdBeginQuery<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -15992,7 +16013,7 @@ unsafe extern "system" fn vkCmdBeginQueryIndexedEXT<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -16096,7 +16117,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pRenderPassBegin,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -16214,7 +16235,7 @@ unsafe extern "system" fn vkCmdBeginRenderPass2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pRenderPassBegin,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -16329,7 +16350,7 @@ unsafe extern "system" fn vkCmdBeginRendering<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pRenderingInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -16433,7 +16454,7 @@ unsafe extern "system" fn vkCmdBeginShaderInstrumentationARM<L: Registered>(
             );
         };
         let (down_instrumentation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, instrumentation)?,
             )))();
@@ -16619,7 +16640,7 @@ unsafe extern "system" fn vkCmdBeginTransformFeedbackEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCounterBuffers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -16742,7 +16763,7 @@ unsafe extern "system" fn vkCmdBeginVideoCodingKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBeginInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -16852,7 +16873,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplers2EXT<L: Regis
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindDescriptorBufferEmbeddedSamplersInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -16976,7 +16997,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBufferEmbeddedSamplersEXT<L: Regist
             );
         };
         let (down_layout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, layout)?,
             )))();
@@ -17078,7 +17099,7 @@ unsafe extern "system" fn vkCmdBindDescriptorBuffersEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindingInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -17216,7 +17237,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_layout, down_pDescriptorSets) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -17341,7 +17362,7 @@ unsafe extern "system" fn vkCmdBindDescriptorSets2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindDescriptorSetsInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -17459,7 +17480,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -17561,7 +17582,7 @@ unsafe extern "system" fn vkCmdBindIndexBuffer2<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -17725,7 +17746,7 @@ unsafe extern "system" fn vkCmdBindInvocationMaskHUAWEI<L: Registered>(
             );
         };
         let (down_imageView,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, imageView)?,
             )))();
@@ -17824,7 +17845,7 @@ unsafe extern "system" fn vkCmdBindPipeline<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -17921,7 +17942,7 @@ unsafe extern "system" fn vkCmdBindPipelineShaderGroupNV<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -18160,7 +18181,7 @@ unsafe extern "system" fn vkCmdBindShadersEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pShaders,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -18273,7 +18294,7 @@ unsafe extern "system" fn vkCmdBindShadingRateImageNV<L: Registered>(
             );
         };
         let (down_imageView,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, imageView)?,
             )))();
@@ -18370,7 +18391,7 @@ unsafe extern "system" fn vkCmdBindTileMemoryQCOM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pTileMemoryBindInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -18579,7 +18600,7 @@ unsafe extern "system" fn vkCmdBindTransformFeedbackBuffersEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBuffers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -18713,7 +18734,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBuffers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -18846,7 +18867,7 @@ unsafe extern "system" fn vkCmdBindVertexBuffers2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBuffers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -19067,7 +19088,7 @@ unsafe extern "system" fn vkCmdBlitImage<L: Registered>(
             );
         };
         let (down_srcImage, down_dstImage) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, srcImage)?,
                 crate::unwrap::value(walk_u, dstImage)?,
@@ -19166,7 +19187,7 @@ unsafe extern "system" fn vkCmdBlitImage2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBlitImageInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -19290,7 +19311,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructureNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo, down_instanceData, down_dst, down_src, down_scratch) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -19439,7 +19460,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresIndirectKHR<L: Registe
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -19572,7 +19593,7 @@ unsafe extern "system" fn vkCmdBuildAccelerationStructuresKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -19772,7 +19793,7 @@ unsafe extern "system" fn vkCmdBuildMicromapsEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -20058,7 +20079,7 @@ unsafe extern "system" fn vkCmdClearColorImage<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -20167,7 +20188,7 @@ unsafe extern "system" fn vkCmdClearDepthStencilImage<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -20421,7 +20442,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -20545,7 +20566,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureNV<L: Registered>(
             );
         };
         let (down_dst, down_src) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, dst)?,
                 crate::unwrap::value(walk_u, src)?,
@@ -20646,7 +20667,7 @@ unsafe extern "system" fn vkCmdCopyAccelerationStructureToMemoryKHR<L: Registere
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -20772,7 +20793,7 @@ unsafe extern "system" fn vkCmdCopyBuffer<L: Registered>(
             );
         };
         let (down_srcBuffer, down_dstBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, srcBuffer)?,
                 crate::unwrap::value(walk_u, dstBuffer)?,
@@ -20869,7 +20890,7 @@ unsafe extern "system" fn vkCmdCopyBuffer2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyBufferInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -20984,7 +21005,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage<L: Registered>(
             );
         };
         let (down_srcBuffer, down_dstImage) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, srcBuffer)?,
                 crate::unwrap::value(walk_u, dstImage)?,
@@ -21083,7 +21104,7 @@ unsafe extern "system" fn vkCmdCopyBufferToImage2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyBufferToImageInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -21195,7 +21216,7 @@ unsafe extern "system" fn vkCmdCopyGpaSessionResultsAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -21304,7 +21325,7 @@ unsafe extern "system" fn vkCmdCopyImage<L: Registered>(
             );
         };
         let (down_srcImage, down_dstImage) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, srcImage)?,
                 crate::unwrap::value(walk_u, dstImage)?,
@@ -21401,7 +21422,7 @@ unsafe extern "system" fn vkCmdCopyImage2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyImageInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -21514,7 +21535,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer<L: Registered>(
             );
         };
         let (down_srcImage, down_dstBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, srcImage)?,
                 crate::unwrap::value(walk_u, dstBuffer)?,
@@ -21613,7 +21634,7 @@ unsafe extern "system" fn vkCmdCopyImageToBuffer2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyImageToBufferInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -21726,7 +21747,7 @@ unsafe extern "system" fn vkCmdCopyImageToMemoryKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyMemoryInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22065,7 +22086,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToAccelerationStructureKHR<L: Registere
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22184,7 +22205,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyMemoryToImageIndirectInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22317,7 +22338,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageIndirectNV<L: Registered>(
             );
         };
         let (down_dstImage,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, dstImage)?,
             )))();
@@ -22422,7 +22443,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToImageKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyMemoryInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22540,7 +22561,7 @@ unsafe extern "system" fn vkCmdCopyMemoryToMicromapEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22646,7 +22667,7 @@ unsafe extern "system" fn vkCmdCopyMicromapEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22749,7 +22770,7 @@ unsafe extern "system" fn vkCmdCopyMicromapToMemoryEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -22880,7 +22901,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResults<L: Registered>(
             );
         };
         let (down_queryPool, down_dstBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
                 crate::unwrap::value(walk_u, dstBuffer)?,
@@ -23003,7 +23024,7 @@ unsafe extern "system" fn vkCmdCopyQueryPoolResultsToMemoryKHR<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -23108,7 +23129,7 @@ unsafe extern "system" fn vkCmdCopyTensorARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyTensorInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -23212,7 +23233,7 @@ unsafe extern "system" fn vkCmdCuLaunchKernelNVX<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pLaunchInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -23321,7 +23342,7 @@ unsafe extern "system" fn vkCmdCudaLaunchKernelNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pLaunchInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -23615,7 +23636,7 @@ unsafe extern "system" fn vkCmdDecodeVideoKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pDecodeInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -24225,7 +24246,7 @@ unsafe extern "system" fn vkCmdDispatchDataGraphARM<L: Registered>(
             );
         };
         let (down_session,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, session)?,
             )))();
@@ -24571,7 +24592,7 @@ unsafe extern "system" fn vkCmdDispatchIndirect<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -24963,7 +24984,7 @@ unsafe extern "system" fn vkCmdDrawClusterIndirectHUAWEI<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -25160,7 +25181,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirect<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -25338,7 +25359,7 @@ unsafe extern "system" fn vkCmdDrawIndexedIndirectCount<L: Registered>(
             );
         };
         let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
                 crate::unwrap::value(walk_u, countBuffer)?,
@@ -25521,7 +25542,7 @@ unsafe extern "system" fn vkCmdDrawIndirect<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -25777,7 +25798,7 @@ unsafe extern "system" fn vkCmdDrawIndirectByteCountEXT<L: Registered>(
             );
         };
         let (down_counterBuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, counterBuffer)?,
             )))();
@@ -25896,7 +25917,7 @@ unsafe extern "system" fn vkCmdDrawIndirectCount<L: Registered>(
             );
         };
         let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
                 crate::unwrap::value(walk_u, countBuffer)?,
@@ -26301,7 +26322,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountEXT<L: Registered>(
             );
         };
         let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
                 crate::unwrap::value(walk_u, countBuffer)?,
@@ -26422,7 +26443,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectCountNV<L: Registered>(
             );
         };
         let (down_buffer, down_countBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
                 crate::unwrap::value(walk_u, countBuffer)?,
@@ -26536,7 +26557,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectEXT<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -26645,7 +26666,7 @@ unsafe extern "system" fn vkCmdDrawMeshTasksIndirectNV<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -27012,7 +27033,7 @@ unsafe extern "system" fn vkCmdEncodeVideoKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pEncodeInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -27233,7 +27254,7 @@ unsafe extern "system" fn vkCmdEndGpaSampleAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -27324,7 +27345,7 @@ unsafe extern "system" fn vkCmdEndGpaSessionAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -27481,7 +27502,7 @@ unsafe extern "system" fn vkCmdEndQuery<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -27571,7 +27592,7 @@ unsafe extern "system" fn vkCmdEndQueryIndexedEXT<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -28049,7 +28070,7 @@ unsafe extern "system" fn vkCmdEndTransformFeedbackEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCounterBuffers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -28243,7 +28264,7 @@ unsafe extern "system" fn vkCmdExecuteCommands<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCommandBuffers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -28361,7 +28382,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGeneratedCommandsInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -28484,7 +28505,7 @@ unsafe extern "system" fn vkCmdExecuteGeneratedCommandsNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGeneratedCommandsInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -28612,7 +28633,7 @@ unsafe extern "system" fn vkCmdFillBuffer<L: Registered>(
             );
         };
         let (down_dstBuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, dstBuffer)?,
             )))();
@@ -28796,7 +28817,7 @@ unsafe extern "system" fn vkCmdInitializeGraphScratchMemoryAMDX<L: Registered>(
             );
         };
         let (down_executionGraph,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, executionGraph)?,
             )))();
@@ -29098,7 +29119,7 @@ unsafe extern "system" fn vkCmdOpticalFlowExecuteNV<L: Registered>(
             );
         };
         let (down_session,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, session)?,
             )))();
@@ -29219,7 +29240,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBufferMemoryBarriers, down_pImageMemoryBarriers) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -29355,7 +29376,7 @@ unsafe extern "system" fn vkCmdPipelineBarrier2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pDependencyInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -29468,7 +29489,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGeneratedCommandsInfo, down_stateCommandBuffer) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -29590,7 +29611,7 @@ unsafe extern "system" fn vkCmdPreprocessGeneratedCommandsNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGeneratedCommandsInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -29719,7 +29740,7 @@ unsafe extern "system" fn vkCmdPushConstants<L: Registered>(
             );
         };
         let (down_layout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, layout)?,
             )))();
@@ -29817,7 +29838,7 @@ unsafe extern "system" fn vkCmdPushConstants2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPushConstantsInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -30003,7 +30024,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_layout, down_pDescriptorWrites) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -30125,7 +30146,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSet2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPushDescriptorSetInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -30246,14 +30267,38 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
                 commandBuffer.0 as u64,
             );
         };
-        let (down_descriptorUpdateTemplate, down_layout) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
-            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
-                crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
-                crate::unwrap::value(walk_u, layout)?,
-            )))();
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_descriptorUpdateTemplate, down_layout, down_pData) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
+                    crate::unwrap::value(walk_u, layout)?,
+                    crate::templates::data(
+                        walk_u,
+                        descriptorUpdateTemplate,
+                        pData,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkCmdPushDescriptorSetWithTemplate,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -30267,7 +30312,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
                 }
             }
         } else {
-            (descriptorUpdateTemplate, layout)
+            (descriptorUpdateTemplate, layout, pData)
         };
         // SAFETY: the layer's `call_down_cmd_push_descriptor_set_with_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -30281,7 +30326,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate<L: Registered>(
                     down_descriptorUpdateTemplate,
                     down_layout,
                     set,
-                    pData,
+                    down_pData,
                 )
         };
         state
@@ -30350,7 +30395,7 @@ unsafe extern "system" fn vkCmdPushDescriptorSetWithTemplate2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPushDescriptorSetWithTemplateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -30470,7 +30515,7 @@ unsafe extern "system" fn vkCmdResetEvent<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -30559,7 +30604,7 @@ unsafe extern "system" fn vkCmdResetEvent2<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -30651,7 +30696,7 @@ unsafe extern "system" fn vkCmdResetQueryPool<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -30759,7 +30804,7 @@ unsafe extern "system" fn vkCmdResolveImage<L: Registered>(
             );
         };
         let (down_srcImage, down_dstImage) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, srcImage)?,
                 crate::unwrap::value(walk_u, dstImage)?,
@@ -30860,7 +30905,7 @@ unsafe extern "system" fn vkCmdResolveImage2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pResolveImageInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -33314,7 +33359,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsets2EXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSetDescriptorBufferOffsetsInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -33447,7 +33492,7 @@ unsafe extern "system" fn vkCmdSetDescriptorBufferOffsetsEXT<L: Registered>(
             );
         };
         let (down_layout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, layout)?,
             )))();
@@ -33910,7 +33955,7 @@ unsafe extern "system" fn vkCmdSetEvent<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -33998,7 +34043,7 @@ unsafe extern "system" fn vkCmdSetEvent2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_event, down_pDependencyInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -37963,7 +38008,7 @@ unsafe extern "system" fn vkCmdTraceRaysNV<L: Registered>(
             down_hitShaderBindingTableBuffer,
             down_callableShaderBindingTableBuffer,
         ) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, raygenShaderBindingTableBuffer)?,
                 crate::unwrap::value(walk_u, missShaderBindingTableBuffer)?,
@@ -38095,7 +38140,7 @@ unsafe extern "system" fn vkCmdUpdateBuffer<L: Registered>(
             );
         };
         let (down_dstBuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, dstBuffer)?,
             )))();
@@ -38281,7 +38326,7 @@ unsafe extern "system" fn vkCmdUpdatePipelineIndirectBufferNV<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -38405,7 +38450,7 @@ unsafe extern "system" fn vkCmdWaitEvents<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pEvents, down_pBufferMemoryBarriers, down_pImageMemoryBarriers) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -38550,7 +38595,7 @@ unsafe extern "system" fn vkCmdWaitEvents2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pEvents, down_pDependencyInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -38681,7 +38726,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesKHR<L: Regis
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAccelerationStructures, down_queryPool) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -38820,7 +38865,7 @@ unsafe extern "system" fn vkCmdWriteAccelerationStructuresPropertiesNV<L: Regist
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAccelerationStructures, down_queryPool) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -38954,7 +38999,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarker2AMD<L: Registered>(
             );
         };
         let (down_dstBuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, dstBuffer)?,
             )))();
@@ -39063,7 +39108,7 @@ unsafe extern "system" fn vkCmdWriteBufferMarkerAMD<L: Registered>(
             );
         };
         let (down_dstBuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, dstBuffer)?,
             )))();
@@ -39245,7 +39290,7 @@ unsafe extern "system" fn vkCmdWriteMicromapsPropertiesEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMicromaps, down_queryPool) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -39376,7 +39421,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -39475,7 +39520,7 @@ unsafe extern "system" fn vkCmdWriteTimestamp2<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -39557,7 +39602,7 @@ unsafe extern "system" fn vkCompileDeferredNV<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -39719,7 +39764,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -39845,7 +39890,7 @@ unsafe extern "system" fn vkCopyAccelerationStructureToMemoryKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -39964,7 +40009,7 @@ unsafe extern "system" fn vkCopyImageToImage<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyImageToImageInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40070,7 +40115,7 @@ unsafe extern "system" fn vkCopyImageToMemory<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyImageToMemoryInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40183,7 +40228,7 @@ unsafe extern "system" fn vkCopyMemoryToAccelerationStructureKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40302,7 +40347,7 @@ unsafe extern "system" fn vkCopyMemoryToImage<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCopyMemoryToImageInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40415,7 +40460,7 @@ unsafe extern "system" fn vkCopyMemoryToMicromapEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40537,7 +40582,7 @@ unsafe extern "system" fn vkCopyMicromapEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40653,7 +40698,7 @@ unsafe extern "system" fn vkCopyMicromapToMemoryEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -40880,7 +40925,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -41024,7 +41069,7 @@ unsafe extern "system" fn vkCreateAccelerationStructureNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -41164,7 +41209,7 @@ unsafe extern "system" fn vkCreateBuffer<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -41392,7 +41437,7 @@ unsafe extern "system" fn vkCreateBufferView<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -41621,7 +41666,7 @@ unsafe extern "system" fn vkCreateComputePipelines<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -41761,7 +41806,7 @@ unsafe extern "system" fn vkCreateCuFunctionNVX<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -41990,7 +42035,7 @@ unsafe extern "system" fn vkCreateCudaFunctionNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -42223,7 +42268,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelineSessionARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -42376,7 +42421,7 @@ unsafe extern "system" fn vkCreateDataGraphPipelinesARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -42715,7 +42760,7 @@ unsafe extern "system" fn vkCreateDescriptorSetLayout<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -42859,7 +42904,7 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -42930,6 +42975,11 @@ unsafe extern "system" fn vkCreateDescriptorUpdateTemplate<L: Registered>(
                     &crate::wrap::How::Created(None),
                 );
             }
+        }
+        if L::WRAPS_HANDLES && result == VkResult::SUCCESS {
+            // SAFETY: the call succeeded: `pDescriptorUpdateTemplate` holds the caller's new template, and
+            // `pCreateInfo` is valid per the command's valid usage.
+            unsafe { state.templates.record(*pDescriptorUpdateTemplate, &*pCreateInfo) };
         }
         state
             .hooks
@@ -43103,7 +43153,7 @@ unsafe extern "system" fn vkCreateExecutionGraphPipelinesAMDX<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -43252,7 +43302,7 @@ unsafe extern "system" fn vkCreateExternalComputeQueueNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -43486,7 +43536,7 @@ unsafe extern "system" fn vkCreateFramebuffer<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -43616,7 +43666,7 @@ unsafe extern "system" fn vkCreateGpaSessionAMD<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -43761,7 +43811,7 @@ unsafe extern "system" fn vkCreateGraphicsPipelines<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -43906,7 +43956,7 @@ unsafe extern "system" fn vkCreateImage<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -44036,7 +44086,7 @@ unsafe extern "system" fn vkCreateImageView<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -44165,7 +44215,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -44309,7 +44359,7 @@ unsafe extern "system" fn vkCreateIndirectCommandsLayoutNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -44547,7 +44597,7 @@ unsafe extern "system" fn vkCreateMicromapEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -44779,7 +44829,7 @@ unsafe extern "system" fn vkCreatePipelineBinariesKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -45014,7 +45064,7 @@ unsafe extern "system" fn vkCreatePipelineLayout<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -45354,7 +45404,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_deferredOperation, down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -45512,7 +45562,7 @@ unsafe extern "system" fn vkCreateRayTracingPipelinesNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pipelineCache, down_pCreateInfos) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -45845,7 +45895,7 @@ unsafe extern "system" fn vkCreateSampler<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -46265,7 +46315,7 @@ unsafe extern "system" fn vkCreateShaderModule<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -46403,7 +46453,7 @@ unsafe extern "system" fn vkCreateShadersEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -46542,7 +46592,7 @@ unsafe extern "system" fn vkCreateSharedSwapchainsKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -46684,7 +46734,7 @@ unsafe extern "system" fn vkCreateSwapchainKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -46913,7 +46963,7 @@ unsafe extern "system" fn vkCreateTensorViewARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -47243,7 +47293,7 @@ unsafe extern "system" fn vkCreateVideoSessionParametersKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -47379,13 +47429,63 @@ unsafe extern "system" fn vkDebugMarkerSetObjectNameEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pNameInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pNameInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDebugMarkerObjectNameInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkDebugMarkerSetObjectNameEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDebugMarkerSetObjectNameEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pNameInfo,)
+        };
         // SAFETY: the layer's `call_down_debug_marker_set_object_name_ext`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
         // level's handles where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_debug_marker_set_object_name_ext(&state.next, down, pNameInfo)
+                .call_down_debug_marker_set_object_name_ext(
+                    &state.next,
+                    down,
+                    down_pNameInfo,
+                )
         };
         state
             .hooks
@@ -47449,13 +47549,63 @@ unsafe extern "system" fn vkDebugMarkerSetObjectTagEXT<L: Registered>(
                 device.0 as u64,
             );
         };
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_pTagInfo,) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::structs(
+                        walk_u,
+                        pTagInfo,
+                        1,
+                        walk_scratch,
+                        crate::unwrap::unwrap_VkDebugMarkerObjectTagInfoEXT,
+                    )?,
+                ))
+            })();
+            match walked {
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkDebugMarkerSetObjectTagEXT,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
+                Err(r) => {
+                    return refused::<
+                        L,
+                        _,
+                    >(
+                        state.messengers(),
+                        command_id::vkDebugMarkerSetObjectTagEXT,
+                        r.0,
+                        r.1,
+                    );
+                }
+            }
+        } else {
+            (pTagInfo,)
+        };
         // SAFETY: the layer's `call_down_debug_marker_set_object_tag_ext`, whose contract is the command's
         // own: the caller's arguments (valid per the command's valid usage) with the next level's handles
         // where the layer unwraps them.
         let result = unsafe {
             state
                 .hooks
-                .call_down_debug_marker_set_object_tag_ext(&state.next, down, pTagInfo)
+                .call_down_debug_marker_set_object_tag_ext(
+                    &state.next,
+                    down,
+                    down_pTagInfo,
+                )
         };
         state
             .hooks
@@ -47516,7 +47666,7 @@ unsafe extern "system" fn vkDeferredOperationJoinKHR<L: Registered>(
             );
         };
         let (down_operation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, operation)?,
             )))();
@@ -47611,7 +47761,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureKHR<L: Registered>(
             );
         };
         let (down_accelerationStructure,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, accelerationStructure)?,
             )))();
@@ -47714,7 +47864,7 @@ unsafe extern "system" fn vkDestroyAccelerationStructureNV<L: Registered>(
             );
         };
         let (down_accelerationStructure,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, accelerationStructure)?,
             )))();
@@ -47803,7 +47953,7 @@ unsafe extern "system" fn vkDestroyBuffer<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -47891,7 +48041,7 @@ unsafe extern "system" fn vkDestroyBufferCollectionFUCHSIA<L: Registered>(
             );
         };
         let (down_collection,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, collection)?,
             )))();
@@ -47990,7 +48140,7 @@ unsafe extern "system" fn vkDestroyBufferView<L: Registered>(
             );
         };
         let (down_bufferView,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, bufferView)?,
             )))();
@@ -48084,7 +48234,7 @@ unsafe extern "system" fn vkDestroyCommandPool<L: Registered>(
             );
         };
         let (down_commandPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, commandPool)?,
             )))();
@@ -48178,7 +48328,7 @@ unsafe extern "system" fn vkDestroyCuFunctionNVX<L: Registered>(
             );
         };
         let (down_function,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, function)?,
             )))();
@@ -48272,7 +48422,7 @@ unsafe extern "system" fn vkDestroyCuModuleNVX<L: Registered>(
             );
         };
         let (down_module,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, module)?,
             )))();
@@ -48370,7 +48520,7 @@ unsafe extern "system" fn vkDestroyCudaFunctionNV<L: Registered>(
             );
         };
         let (down_function,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, function)?,
             )))();
@@ -48464,7 +48614,7 @@ unsafe extern "system" fn vkDestroyCudaModuleNV<L: Registered>(
             );
         };
         let (down_module,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, module)?,
             )))();
@@ -48562,7 +48712,7 @@ unsafe extern "system" fn vkDestroyDataGraphPipelineSessionARM<L: Registered>(
             );
         };
         let (down_session,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, session)?,
             )))();
@@ -48665,7 +48815,7 @@ unsafe extern "system" fn vkDestroyDeferredOperationKHR<L: Registered>(
             );
         };
         let (down_operation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, operation)?,
             )))();
@@ -48768,7 +48918,7 @@ unsafe extern "system" fn vkDestroyDescriptorPool<L: Registered>(
             );
         };
         let (down_descriptorPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, descriptorPool)?,
             )))();
@@ -48866,7 +49016,7 @@ unsafe extern "system" fn vkDestroyDescriptorSetLayout<L: Registered>(
             );
         };
         let (down_descriptorSetLayout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, descriptorSetLayout)?,
             )))();
@@ -48969,7 +49119,7 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
             );
         };
         let (down_descriptorUpdateTemplate,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
             )))();
@@ -49015,6 +49165,9 @@ unsafe extern "system" fn vkDestroyDescriptorUpdateTemplate<L: Registered>(
             let wrap_w = &crate::wrap::AtDevice::<L>::new(state, device.0);
             crate::wrap::destroyed(wrap_w, descriptorUpdateTemplate);
         }
+        if L::WRAPS_HANDLES {
+            state.templates.forget(descriptorUpdateTemplate);
+        }
     })
 }
 ///[`vkDestroyEvent`](https://registry.khronos.org/vulkan/specs/latest/man/html/vkDestroyEvent.html) through the layer's hooks.
@@ -49058,7 +49211,7 @@ unsafe extern "system" fn vkDestroyEvent<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -49146,7 +49299,7 @@ unsafe extern "system" fn vkDestroyExternalComputeQueueNV<L: Registered>(
             );
         };
         let (down_externalQueue,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, externalQueue)?,
             )))();
@@ -49235,7 +49388,7 @@ unsafe extern "system" fn vkDestroyFence<L: Registered>(
             );
         };
         let (down_fence,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, fence)?,
             )))();
@@ -49319,7 +49472,7 @@ unsafe extern "system" fn vkDestroyFramebuffer<L: Registered>(
             );
         };
         let (down_framebuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, framebuffer)?,
             )))();
@@ -49413,7 +49566,7 @@ unsafe extern "system" fn vkDestroyGpaSessionAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -49497,7 +49650,7 @@ unsafe extern "system" fn vkDestroyImage<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -49581,7 +49734,7 @@ unsafe extern "system" fn vkDestroyImageView<L: Registered>(
             );
         };
         let (down_imageView,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, imageView)?,
             )))();
@@ -49679,7 +49832,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutEXT<L: Registered>(
             );
         };
         let (down_indirectCommandsLayout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, indirectCommandsLayout)?,
             )))();
@@ -49782,7 +49935,7 @@ unsafe extern "system" fn vkDestroyIndirectCommandsLayoutNV<L: Registered>(
             );
         };
         let (down_indirectCommandsLayout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, indirectCommandsLayout)?,
             )))();
@@ -49885,7 +50038,7 @@ unsafe extern "system" fn vkDestroyIndirectExecutionSetEXT<L: Registered>(
             );
         };
         let (down_indirectExecutionSet,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, indirectExecutionSet)?,
             )))();
@@ -49984,7 +50137,7 @@ unsafe extern "system" fn vkDestroyMicromapEXT<L: Registered>(
             );
         };
         let (down_micromap,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, micromap)?,
             )))();
@@ -50082,7 +50235,7 @@ unsafe extern "system" fn vkDestroyOpticalFlowSessionNV<L: Registered>(
             );
         };
         let (down_session,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, session)?,
             )))();
@@ -50176,7 +50329,7 @@ unsafe extern "system" fn vkDestroyPipeline<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -50269,7 +50422,7 @@ unsafe extern "system" fn vkDestroyPipelineBinaryKHR<L: Registered>(
             );
         };
         let (down_pipelineBinary,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipelineBinary)?,
             )))();
@@ -50368,7 +50521,7 @@ unsafe extern "system" fn vkDestroyPipelineCache<L: Registered>(
             );
         };
         let (down_pipelineCache,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipelineCache)?,
             )))();
@@ -50466,7 +50619,7 @@ unsafe extern "system" fn vkDestroyPipelineLayout<L: Registered>(
             );
         };
         let (down_pipelineLayout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipelineLayout)?,
             )))();
@@ -50564,7 +50717,7 @@ unsafe extern "system" fn vkDestroyPrivateDataSlot<L: Registered>(
             );
         };
         let (down_privateDataSlot,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, privateDataSlot)?,
             )))();
@@ -50658,7 +50811,7 @@ unsafe extern "system" fn vkDestroyQueryPool<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -50752,7 +50905,7 @@ unsafe extern "system" fn vkDestroyRenderPass<L: Registered>(
             );
         };
         let (down_renderPass,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, renderPass)?,
             )))();
@@ -50836,7 +50989,7 @@ unsafe extern "system" fn vkDestroySampler<L: Registered>(
             );
         };
         let (down_sampler,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, sampler)?,
             )))();
@@ -50924,7 +51077,7 @@ unsafe extern "system" fn vkDestroySamplerYcbcrConversion<L: Registered>(
             );
         };
         let (down_ycbcrConversion,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, ycbcrConversion)?,
             )))();
@@ -51023,7 +51176,7 @@ unsafe extern "system" fn vkDestroySemaphore<L: Registered>(
             );
         };
         let (down_semaphore,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, semaphore)?,
             )))();
@@ -51112,7 +51265,7 @@ unsafe extern "system" fn vkDestroyShaderEXT<L: Registered>(
             );
         };
         let (down_shader,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, shader)?,
             )))();
@@ -51205,7 +51358,7 @@ unsafe extern "system" fn vkDestroyShaderInstrumentationARM<L: Registered>(
             );
         };
         let (down_instrumentation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, instrumentation)?,
             )))();
@@ -51304,7 +51457,7 @@ unsafe extern "system" fn vkDestroyShaderModule<L: Registered>(
             );
         };
         let (down_shaderModule,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, shaderModule)?,
             )))();
@@ -51398,7 +51551,7 @@ unsafe extern "system" fn vkDestroySwapchainKHR<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -51487,7 +51640,7 @@ unsafe extern "system" fn vkDestroyTensorARM<L: Registered>(
             );
         };
         let (down_tensor,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, tensor)?,
             )))();
@@ -51576,7 +51729,7 @@ unsafe extern "system" fn vkDestroyTensorViewARM<L: Registered>(
             );
         };
         let (down_tensorView,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, tensorView)?,
             )))();
@@ -51674,7 +51827,7 @@ unsafe extern "system" fn vkDestroyValidationCacheEXT<L: Registered>(
             );
         };
         let (down_validationCache,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, validationCache)?,
             )))();
@@ -51777,7 +51930,7 @@ unsafe extern "system" fn vkDestroyVideoSessionKHR<L: Registered>(
             );
         };
         let (down_videoSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, videoSession)?,
             )))();
@@ -51875,7 +52028,7 @@ unsafe extern "system" fn vkDestroyVideoSessionParametersKHR<L: Registered>(
             );
         };
         let (down_videoSessionParameters,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, videoSessionParameters)?,
             )))();
@@ -52022,7 +52175,7 @@ unsafe extern "system" fn vkDisplayPowerControlEXT<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -52239,7 +52392,7 @@ unsafe extern "system" fn vkFlushMappedMemoryRanges<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMemoryRanges,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -52363,7 +52516,7 @@ unsafe extern "system" fn vkFreeCommandBuffers<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_commandPool, down_pCommandBuffers) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -52495,7 +52648,7 @@ unsafe extern "system" fn vkFreeDescriptorSets<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_descriptorPool, down_pDescriptorSets) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -52613,7 +52766,7 @@ unsafe extern "system" fn vkFreeMemory<L: Registered>(
             );
         };
         let (down_memory,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, memory)?,
             )))();
@@ -52706,7 +52859,7 @@ unsafe extern "system" fn vkGetAccelerationStructureBuildSizesKHR<L: Registered>
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBuildInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -52830,7 +52983,7 @@ unsafe extern "system" fn vkGetAccelerationStructureDeviceAddressKHR<L: Register
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -52955,7 +53108,7 @@ unsafe extern "system" fn vkGetAccelerationStructureHandleNV<L: Registered>(
             );
         };
         let (down_accelerationStructure,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, accelerationStructure)?,
             )))();
@@ -53059,7 +53212,7 @@ unsafe extern "system" fn vkGetAccelerationStructureMemoryRequirementsNV<L: Regi
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -53185,7 +53338,7 @@ unsafe extern "system" fn vkGetAccelerationStructureOpaqueCaptureDescriptorDataE
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -53388,7 +53541,7 @@ unsafe extern "system" fn vkGetBufferCollectionPropertiesFUCHSIA<L: Registered>(
             );
         };
         let (down_collection,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, collection)?,
             )))();
@@ -53479,7 +53632,7 @@ unsafe extern "system" fn vkGetBufferDeviceAddress<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -53592,7 +53745,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements<L: Registered>(
             );
         };
         let (down_buffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, buffer)?,
             )))();
@@ -53692,7 +53845,7 @@ unsafe extern "system" fn vkGetBufferMemoryRequirements2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -53812,7 +53965,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureAddress<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -53935,7 +54088,7 @@ unsafe extern "system" fn vkGetBufferOpaqueCaptureDescriptorDataEXT<L: Registere
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -54066,7 +54219,7 @@ unsafe extern "system" fn vkGetCalibratedTimestampsKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pTimestampInfos,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -54270,7 +54423,7 @@ unsafe extern "system" fn vkGetCudaModuleCacheNV<L: Registered>(
             );
         };
         let (down_module,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, module)?,
             )))();
@@ -54372,7 +54525,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineAvailablePropertiesARM<L: Regist
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -54502,7 +54655,7 @@ unsafe extern "system" fn vkGetDataGraphPipelinePropertiesARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -54635,7 +54788,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionBindPointRequirementsARM<
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -54765,7 +54918,7 @@ unsafe extern "system" fn vkGetDataGraphPipelineSessionMemoryRequirementsARM<
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -54884,7 +55037,7 @@ unsafe extern "system" fn vkGetDeferredOperationMaxConcurrencyKHR<L: Registered>
             );
         };
         let (down_operation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, operation)?,
             )))();
@@ -54980,7 +55133,7 @@ unsafe extern "system" fn vkGetDeferredOperationResultKHR<L: Registered>(
             );
         };
         let (down_operation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, operation)?,
             )))();
@@ -55079,7 +55232,7 @@ unsafe extern "system" fn vkGetDescriptorEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pDescriptorInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -55193,7 +55346,7 @@ unsafe extern "system" fn vkGetDescriptorSetHostMappingVALVE<L: Registered>(
             );
         };
         let (down_descriptorSet,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, descriptorSet)?,
             )))();
@@ -55295,7 +55448,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutBindingOffsetEXT<L: Registered
             );
         };
         let (down_layout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, layout)?,
             )))();
@@ -55397,7 +55550,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutHostMappingInfoVALVE<L: Regist
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindingReference,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -55519,7 +55672,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSizeEXT<L: Registered>(
             );
         };
         let (down_layout,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, layout)?,
             )))();
@@ -55619,7 +55772,7 @@ unsafe extern "system" fn vkGetDescriptorSetLayoutSupport<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -55822,7 +55975,7 @@ unsafe extern "system" fn vkGetDeviceBufferMemoryRequirements<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -56418,7 +56571,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModes2EXT<L: Registered>
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSurfaceInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -56542,7 +56695,7 @@ unsafe extern "system" fn vkGetDeviceGroupSurfacePresentModesKHR<L: Registered>(
             );
         };
         let (down_surface,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, surface)?,
             )))();
@@ -56644,7 +56797,7 @@ unsafe extern "system" fn vkGetDeviceImageMemoryRequirements<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -56770,7 +56923,7 @@ unsafe extern "system" fn vkGetDeviceImageSparseMemoryRequirements<L: Registered
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -56895,7 +57048,7 @@ unsafe extern "system" fn vkGetDeviceImageSubresourceLayout<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -57017,7 +57170,7 @@ unsafe extern "system" fn vkGetDeviceMemoryCommitment<L: Registered>(
             );
         };
         let (down_memory,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, memory)?,
             )))();
@@ -57114,7 +57267,7 @@ unsafe extern "system" fn vkGetDeviceMemoryOpaqueCaptureAddress<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -57472,7 +57625,7 @@ unsafe extern "system" fn vkGetDeviceSubpassShadingMaxWorkgroupSizeHUAWEI<L: Reg
             );
         };
         let (down_renderpass,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, renderpass)?,
             )))();
@@ -57651,7 +57804,7 @@ unsafe extern "system" fn vkGetDynamicRenderingTilePropertiesQCOM<L: Registered>
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pRenderingInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -57782,7 +57935,7 @@ unsafe extern "system" fn vkGetEncodedVideoSessionParametersKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pVideoSessionParametersInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -57893,7 +58046,7 @@ unsafe extern "system" fn vkGetEventStatus<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -57979,7 +58132,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineNodeIndexAMDX<L: Registered
             );
         };
         let (down_executionGraph,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, executionGraph)?,
             )))();
@@ -58082,7 +58235,7 @@ unsafe extern "system" fn vkGetExecutionGraphPipelineScratchSizeAMDX<L: Register
             );
         };
         let (down_executionGraph,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, executionGraph)?,
             )))();
@@ -58236,7 +58389,7 @@ unsafe extern "system" fn vkGetFenceFdKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetFdInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -58328,7 +58481,7 @@ unsafe extern "system" fn vkGetFenceStatus<L: Registered>(
             );
         };
         let (down_fence,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, fence)?,
             )))();
@@ -58412,7 +58565,7 @@ unsafe extern "system" fn vkGetFenceWin32HandleKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetWin32HandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -58534,7 +58687,7 @@ unsafe extern "system" fn vkGetFramebufferTilePropertiesQCOM<L: Registered>(
             );
         };
         let (down_framebuffer,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, framebuffer)?,
             )))();
@@ -58638,7 +58791,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsEXT<L: Registe
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -58761,7 +58914,7 @@ unsafe extern "system" fn vkGetGeneratedCommandsMemoryRequirementsNV<L: Register
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -58949,7 +59102,7 @@ unsafe extern "system" fn vkGetGpaSessionResultsAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -59047,7 +59200,7 @@ unsafe extern "system" fn vkGetGpaSessionStatusAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -59137,7 +59290,7 @@ unsafe extern "system" fn vkGetImageDrmFormatModifierPropertiesEXT<L: Registered
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -59238,7 +59391,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -59338,7 +59491,7 @@ unsafe extern "system" fn vkGetImageMemoryRequirements2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -59464,7 +59617,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDataEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pImages,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -59590,7 +59743,7 @@ unsafe extern "system" fn vkGetImageOpaqueCaptureDescriptorDataEXT<L: Registered
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -59717,7 +59870,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -59822,7 +59975,7 @@ unsafe extern "system" fn vkGetImageSparseMemoryRequirements2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -59949,7 +60102,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -60053,7 +60206,7 @@ unsafe extern "system" fn vkGetImageSubresourceLayout2<L: Registered>(
             );
         };
         let (down_image,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, image)?,
             )))();
@@ -60154,7 +60307,7 @@ unsafe extern "system" fn vkGetImageViewAddressNVX<L: Registered>(
             );
         };
         let (down_imageView,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, imageView)?,
             )))();
@@ -60240,7 +60393,7 @@ unsafe extern "system" fn vkGetImageViewHandle64NVX<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -60348,7 +60501,7 @@ unsafe extern "system" fn vkGetImageViewHandleNVX<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -60462,7 +60615,7 @@ unsafe extern "system" fn vkGetImageViewOpaqueCaptureDescriptorDataEXT<L: Regist
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -60650,7 +60803,7 @@ unsafe extern "system" fn vkGetLatencyTimingsNV<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -60745,7 +60898,7 @@ unsafe extern "system" fn vkGetMemoryAndroidHardwareBufferANDROID<L: Registered>
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -60856,7 +61009,7 @@ unsafe extern "system" fn vkGetMemoryFdKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetFdInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -61134,7 +61287,7 @@ unsafe extern "system" fn vkGetMemoryMetalHandleEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetMetalHandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -61343,7 +61496,7 @@ unsafe extern "system" fn vkGetMemoryNativeBufferOHOS<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -61468,7 +61621,7 @@ unsafe extern "system" fn vkGetMemoryRemoteAddressNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMemoryGetRemoteAddressInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -61593,7 +61746,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetWin32HandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -61720,7 +61873,7 @@ unsafe extern "system" fn vkGetMemoryWin32HandleNV<L: Registered>(
             );
         };
         let (down_memory,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, memory)?,
             )))();
@@ -61903,7 +62056,7 @@ unsafe extern "system" fn vkGetMemoryZirconHandleFUCHSIA<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetZirconHandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -62115,7 +62268,7 @@ unsafe extern "system" fn vkGetMicromapBuildSizesEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBuildInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -62399,7 +62552,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPastPresentationTimingInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -62526,7 +62679,7 @@ unsafe extern "system" fn vkGetPastPresentationTimingGOOGLE<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -62715,7 +62868,7 @@ unsafe extern "system" fn vkGetPipelineBinaryDataKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -62842,7 +62995,7 @@ unsafe extern "system" fn vkGetPipelineCacheData<L: Registered>(
             );
         };
         let (down_pipelineCache,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipelineCache)?,
             )))();
@@ -62947,7 +63100,7 @@ unsafe extern "system" fn vkGetPipelineExecutableInternalRepresentationsKHR<
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pExecutableInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -63077,7 +63230,7 @@ unsafe extern "system" fn vkGetPipelineExecutablePropertiesKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -63207,7 +63360,7 @@ unsafe extern "system" fn vkGetPipelineExecutableStatisticsKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pExecutableInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -63331,7 +63484,7 @@ unsafe extern "system" fn vkGetPipelineIndirectDeviceAddressNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -63454,7 +63607,7 @@ unsafe extern "system" fn vkGetPipelineIndirectMemoryRequirementsNV<L: Registere
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -63652,7 +63805,7 @@ unsafe extern "system" fn vkGetPipelinePropertiesEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPipelineInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -63778,7 +63931,7 @@ unsafe extern "system" fn vkGetPrivateData<L: Registered>(
             );
         };
         let (down_objectHandle, down_privateDataSlot) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::object(walk_u, objectType, objectHandle)?,
                 crate::unwrap::value(walk_u, privateDataSlot)?,
@@ -63888,7 +64041,7 @@ unsafe extern "system" fn vkGetQueryPoolResults<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -64160,7 +64313,7 @@ unsafe extern "system" fn vkGetRayTracingCaptureReplayShaderGroupHandlesKHR<
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -64276,7 +64429,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupHandlesKHR<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -64386,7 +64539,7 @@ unsafe extern "system" fn vkGetRayTracingShaderGroupStackSizeKHR<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -64489,7 +64642,7 @@ unsafe extern "system" fn vkGetRefreshCycleDurationGOOGLE<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -64590,7 +64743,7 @@ unsafe extern "system" fn vkGetRenderAreaGranularity<L: Registered>(
             );
         };
         let (down_renderPass,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, renderPass)?,
             )))();
@@ -64767,7 +64920,7 @@ unsafe extern "system" fn vkGetSamplerOpaqueCaptureDescriptorDataEXT<L: Register
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -64970,7 +65123,7 @@ unsafe extern "system" fn vkGetSemaphoreCounterValue<L: Registered>(
             );
         };
         let (down_semaphore,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, semaphore)?,
             )))();
@@ -65058,7 +65211,7 @@ unsafe extern "system" fn vkGetSemaphoreFdKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetFdInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -65168,7 +65321,7 @@ unsafe extern "system" fn vkGetSemaphoreWin32HandleKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetWin32HandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -65293,7 +65446,7 @@ unsafe extern "system" fn vkGetSemaphoreZirconHandleFUCHSIA<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pGetZirconHandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -65420,7 +65573,7 @@ unsafe extern "system" fn vkGetShaderBinaryDataEXT<L: Registered>(
             );
         };
         let (down_shader,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, shader)?,
             )))();
@@ -65523,7 +65676,7 @@ unsafe extern "system" fn vkGetShaderInfoAMD<L: Registered>(
             );
         };
         let (down_pipeline,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, pipeline)?,
             )))();
@@ -65631,7 +65784,7 @@ unsafe extern "system" fn vkGetShaderInstrumentationValuesARM<L: Registered>(
             );
         };
         let (down_instrumentation,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, instrumentation)?,
             )))();
@@ -65737,7 +65890,7 @@ unsafe extern "system" fn vkGetShaderModuleCreateInfoIdentifierEXT<L: Registered
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pCreateInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -65859,7 +66012,7 @@ unsafe extern "system" fn vkGetShaderModuleIdentifierEXT<L: Registered>(
             );
         };
         let (down_shaderModule,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, shaderModule)?,
             )))();
@@ -66029,7 +66182,7 @@ unsafe extern "system" fn vkGetSwapchainCounterEXT<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -66130,7 +66283,7 @@ unsafe extern "system" fn vkGetSwapchainImagesKHR<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -66231,7 +66384,7 @@ unsafe extern "system" fn vkGetSwapchainStatusKHR<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -66324,7 +66477,7 @@ unsafe extern "system" fn vkGetSwapchainTimeDomainPropertiesEXT<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -66430,7 +66583,7 @@ unsafe extern "system" fn vkGetSwapchainTimingPropertiesEXT<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -66534,7 +66687,7 @@ unsafe extern "system" fn vkGetTensorMemoryRequirementsARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -66660,7 +66813,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDataARM<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pTensors,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -66786,7 +66939,7 @@ unsafe extern "system" fn vkGetTensorOpaqueCaptureDescriptorDataARM<L: Registere
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -66911,7 +67064,7 @@ unsafe extern "system" fn vkGetTensorViewOpaqueCaptureDescriptorDataARM<L: Regis
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -67038,7 +67191,7 @@ unsafe extern "system" fn vkGetValidationCacheDataEXT<L: Registered>(
             );
         };
         let (down_validationCache,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, validationCache)?,
             )))();
@@ -67144,7 +67297,7 @@ unsafe extern "system" fn vkGetVideoSessionMemoryRequirementsKHR<L: Registered>(
             );
         };
         let (down_videoSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, videoSession)?,
             )))();
@@ -67241,7 +67394,7 @@ unsafe extern "system" fn vkImportFenceFdKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pImportFenceFdInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -67351,7 +67504,7 @@ unsafe extern "system" fn vkImportFenceWin32HandleKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pImportFenceWin32HandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -67467,7 +67620,7 @@ unsafe extern "system" fn vkImportSemaphoreFdKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pImportSemaphoreFdInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -67582,7 +67735,7 @@ unsafe extern "system" fn vkImportSemaphoreWin32HandleKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pImportSemaphoreWin32HandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -67702,7 +67855,7 @@ unsafe extern "system" fn vkImportSemaphoreZirconHandleFUCHSIA<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pImportSemaphoreZirconHandleInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -67899,7 +68052,7 @@ unsafe extern "system" fn vkInvalidateMappedMemoryRanges<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMemoryRanges,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -68019,7 +68172,7 @@ unsafe extern "system" fn vkLatencySleepLegacyNV<L: Registered>(
             );
         };
         let (down_signalSemaphore,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, signalSemaphore)?,
             )))();
@@ -68110,7 +68263,7 @@ unsafe extern "system" fn vkLatencySleepNV<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_swapchain, down_pSleepInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -68230,7 +68383,7 @@ unsafe extern "system" fn vkMapMemory<L: Registered>(
             );
         };
         let (down_memory,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, memory)?,
             )))();
@@ -68319,7 +68472,7 @@ unsafe extern "system" fn vkMapMemory2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMemoryMapInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -68428,7 +68581,7 @@ unsafe extern "system" fn vkMergePipelineCaches<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_dstCache, down_pSrcCaches) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -68553,7 +68706,7 @@ unsafe extern "system" fn vkMergeValidationCachesEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_dstCache, down_pSrcCaches) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -68751,7 +68904,7 @@ unsafe extern "system" fn vkQueueBindSparse<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pBindInfo, down_fence) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -69107,7 +69260,7 @@ unsafe extern "system" fn vkQueuePresentKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pPresentInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -69272,7 +69425,7 @@ unsafe extern "system" fn vkQueueSetPerformanceConfigurationINTEL<L: Registered>
             );
         };
         let (down_configuration,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, configuration)?,
             )))();
@@ -69371,7 +69524,7 @@ unsafe extern "system" fn vkQueueSubmit<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSubmits, down_fence) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -69488,7 +69641,7 @@ unsafe extern "system" fn vkQueueSubmit2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSubmits, down_fence) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -69835,7 +69988,7 @@ unsafe extern "system" fn vkRegisterDisplayEventEXT<L: Registered>(
             );
         };
         let (down_display,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, display)?,
             )))();
@@ -69955,7 +70108,7 @@ unsafe extern "system" fn vkReleaseCapturedPipelineDataKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -70076,7 +70229,7 @@ unsafe extern "system" fn vkReleaseFullScreenExclusiveModeEXT<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -70172,7 +70325,7 @@ unsafe extern "system" fn vkReleasePerformanceConfigurationINTEL<L: Registered>(
             );
         };
         let (down_configuration,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, configuration)?,
             )))();
@@ -70318,7 +70471,7 @@ unsafe extern "system" fn vkReleaseSwapchainImagesKHR<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pReleaseInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -70491,7 +70644,7 @@ unsafe extern "system" fn vkResetCommandPool<L: Registered>(
             );
         };
         let (down_commandPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, commandPool)?,
             )))();
@@ -70578,7 +70731,7 @@ unsafe extern "system" fn vkResetDescriptorPool<L: Registered>(
             );
         };
         let (down_descriptorPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, descriptorPool)?,
             )))();
@@ -70661,7 +70814,7 @@ unsafe extern "system" fn vkResetEvent<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -70729,7 +70882,7 @@ unsafe extern "system" fn vkResetFences<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pFences,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -70822,7 +70975,7 @@ unsafe extern "system" fn vkResetGpaSessionAMD<L: Registered>(
             );
         };
         let (down_gpaSession,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, gpaSession)?,
             )))();
@@ -70911,7 +71064,7 @@ unsafe extern "system" fn vkResetQueryPool<L: Registered>(
             );
         };
         let (down_queryPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, queryPool)?,
             )))();
@@ -71008,7 +71161,7 @@ unsafe extern "system" fn vkSetBufferCollectionBufferConstraintsFUCHSIA<L: Regis
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_collection, down_pBufferConstraintsInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -71134,7 +71287,7 @@ unsafe extern "system" fn vkSetBufferCollectionImageConstraintsFUCHSIA<L: Regist
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_collection, down_pImageConstraintsInfo) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -71257,7 +71410,7 @@ unsafe extern "system" fn vkSetDebugUtilsObjectNameEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pNameInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -71377,7 +71530,7 @@ unsafe extern "system" fn vkSetDebugUtilsObjectTagEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pTagInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -71499,7 +71652,7 @@ unsafe extern "system" fn vkSetDeviceMemoryPriorityEXT<L: Registered>(
             );
         };
         let (down_memory,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, memory)?,
             )))();
@@ -71581,7 +71734,7 @@ unsafe extern "system" fn vkSetEvent<L: Registered>(
             );
         };
         let (down_event,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, event)?,
             )))();
@@ -71722,7 +71875,7 @@ unsafe extern "system" fn vkSetHdrMetadataEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSwapchains,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -71908,7 +72061,7 @@ unsafe extern "system" fn vkSetLatencyMarkerNV<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -72084,7 +72237,7 @@ unsafe extern "system" fn vkSetLatencySleepModeNV<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -72176,7 +72329,7 @@ unsafe extern "system" fn vkSetLocalDimmingAMD<L: Registered>(
             );
         };
         let (down_swapChain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapChain)?,
             )))();
@@ -72272,7 +72425,7 @@ unsafe extern "system" fn vkSetPrivateData<L: Registered>(
             );
         };
         let (down_objectHandle, down_privateDataSlot) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::object(walk_u, objectType, objectHandle)?,
                 crate::unwrap::value(walk_u, privateDataSlot)?,
@@ -72373,7 +72526,7 @@ unsafe extern "system" fn vkSetSwapchainPresentTimingQueueSizeEXT<L: Registered>
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -72511,7 +72664,7 @@ unsafe extern "system" fn vkSignalSemaphore<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSignalInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -72613,7 +72766,7 @@ unsafe extern "system" fn vkTransitionImageLayout<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pTransitions,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -72718,7 +72871,7 @@ unsafe extern "system" fn vkTrimCommandPool<L: Registered>(
             );
         };
         let (down_commandPool,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, commandPool)?,
             )))();
@@ -72838,7 +72991,7 @@ unsafe extern "system" fn vkUnmapMemory<L: Registered>(
             );
         };
         let (down_memory,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, memory)?,
             )))();
@@ -72900,7 +73053,7 @@ unsafe extern "system" fn vkUnmapMemory2<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMemoryUnmapInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -73076,14 +73229,38 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
                 device.0 as u64,
             );
         };
-        let (down_descriptorSet, down_descriptorUpdateTemplate) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
-            let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
-                crate::unwrap::value(walk_u, descriptorSet)?,
-                crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
-            )))();
+        let mut walk_scratch = crate::unwrap::Scratch::new();
+        let (down_descriptorSet, down_descriptorUpdateTemplate, down_pData) = if L::WRAPS_HANDLES {
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
+            let walk_scratch = &mut walk_scratch;
+            // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
+            // each pointer null or valid for the count its length gives, which is what the walk reads.
+            let walked: Result<_, crate::unwrap::Refused> = (|| unsafe {
+                Ok((
+                    crate::unwrap::value(walk_u, descriptorSet)?,
+                    crate::unwrap::value(walk_u, descriptorUpdateTemplate)?,
+                    crate::templates::data(
+                        walk_u,
+                        descriptorUpdateTemplate,
+                        pData,
+                        walk_scratch,
+                    )?,
+                ))
+            })();
             match walked {
-                Ok(down) => down,
+                Ok(down) => {
+                    if let Some(r) = walk_scratch.passed_unknown.take() {
+                        crate::unknown::passed_unknown::<
+                            L,
+                        >(
+                            state.messengers(),
+                            command_id::vkUpdateDescriptorSetWithTemplate,
+                            r.0,
+                            r.1,
+                        );
+                    }
+                    down
+                }
                 Err(r) => {
                     return refused::<
                         L,
@@ -73097,7 +73274,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
                 }
             }
         } else {
-            (descriptorSet, descriptorUpdateTemplate)
+            (descriptorSet, descriptorUpdateTemplate, pData)
         };
         // SAFETY: the layer's `call_down_update_descriptor_set_with_template`, whose contract is the
         // command's own: the caller's arguments (valid per the command's valid usage) with the next
@@ -73110,7 +73287,7 @@ unsafe extern "system" fn vkUpdateDescriptorSetWithTemplate<L: Registered>(
                     down,
                     down_descriptorSet,
                     down_descriptorUpdateTemplate,
-                    pData,
+                    down_pData,
                 )
         };
         state
@@ -73182,7 +73359,7 @@ unsafe extern "system" fn vkUpdateDescriptorSets<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pDescriptorWrites, down_pDescriptorCopies) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -73314,7 +73491,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetPipelineEXT<L: Registered>
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_indirectExecutionSet, down_pExecutionSetWrites) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -73443,7 +73620,7 @@ unsafe extern "system" fn vkUpdateIndirectExecutionSetShaderEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_indirectExecutionSet, down_pExecutionSetWrites) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -73568,7 +73745,7 @@ unsafe extern "system" fn vkUpdateVideoSessionParametersKHR<L: Registered>(
             );
         };
         let (down_videoSessionParameters,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, videoSessionParameters)?,
             )))();
@@ -73672,7 +73849,7 @@ unsafe extern "system" fn vkWaitForFences<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pFences,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -73785,7 +73962,7 @@ unsafe extern "system" fn vkWaitForPresent2KHR<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -73880,7 +74057,7 @@ unsafe extern "system" fn vkWaitForPresentKHR<L: Registered>(
             );
         };
         let (down_swapchain,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walked: Result<_, crate::unwrap::Refused> = (|| Ok((
                 crate::unwrap::value(walk_u, swapchain)?,
             )))();
@@ -73965,7 +74142,7 @@ unsafe extern "system" fn vkWaitSemaphores<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pWaitInfo,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -74087,7 +74264,7 @@ unsafe extern "system" fn vkWriteAccelerationStructuresPropertiesKHR<L: Register
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pAccelerationStructures,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -74231,7 +74408,7 @@ unsafe extern "system" fn vkWriteMicromapsPropertiesEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pMicromaps,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -74366,7 +74543,7 @@ unsafe extern "system" fn vkWriteResourceDescriptorsEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pResources,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.
@@ -74496,7 +74673,7 @@ unsafe extern "system" fn vkWriteSamplerDescriptorsEXT<L: Registered>(
         };
         let mut walk_scratch = crate::unwrap::Scratch::new();
         let (down_pSamplers,) = if L::WRAPS_HANDLES {
-            let walk_u = &crate::unwrap::AtDevice::<L>(&state.hooks);
+            let walk_u = &crate::unwrap::AtDevice::<L>(state);
             let walk_scratch = &mut walk_scratch;
             // SAFETY: the parameters are valid per the command's valid usage (this entry point's contract):
             // each pointer null or valid for the count its length gives, which is what the walk reads.

@@ -4131,6 +4131,18 @@ pub(crate) unsafe fn chain_node<U: Unwrapper>(
                     unwrap_VkDataGraphPipelineShaderModuleCreateInfoARM::<U>,
                 )
             }
+            VkStructureType::DEBUG_MARKER_OBJECT_NAME_INFO_EXT => {
+                node::<
+                    U,
+                    VkDebugMarkerObjectNameInfoEXT,
+                >(u, src, scratch, unwrap_VkDebugMarkerObjectNameInfoEXT::<U>)
+            }
+            VkStructureType::DEBUG_MARKER_OBJECT_TAG_INFO_EXT => {
+                node::<
+                    U,
+                    VkDebugMarkerObjectTagInfoEXT,
+                >(u, src, scratch, unwrap_VkDebugMarkerObjectTagInfoEXT::<U>)
+            }
             VkStructureType::DEBUG_UTILS_MESSENGER_CALLBACK_DATA_EXT => {
                 node::<
                     U,
@@ -5270,6 +5282,74 @@ pub(crate) fn unwrap_object_of<L: Layer>(
             VkVideoSessionParametersKHR(h).at_device::<L>(o).map(|h| h.0)
         }
         _ => Some(h),
+    }
+}
+/// The `VkObjectType` of a `VkDebugReportObjectTypeEXT` (the debug marker structures'
+/// `u64` objects), by name; `UNKNOWN` for one without.
+pub(crate) fn object_type_of_report(t: VkDebugReportObjectTypeEXT) -> VkObjectType {
+    match t {
+        VkDebugReportObjectTypeEXT::ACCELERATION_STRUCTURE_KHR_EXT => {
+            VkObjectType::ACCELERATION_STRUCTURE_KHR
+        }
+        VkDebugReportObjectTypeEXT::ACCELERATION_STRUCTURE_NV_EXT => {
+            VkObjectType::ACCELERATION_STRUCTURE_NV
+        }
+        VkDebugReportObjectTypeEXT::BUFFER_COLLECTION_FUCHSIA_EXT => {
+            VkObjectType::BUFFER_COLLECTION_FUCHSIA
+        }
+        VkDebugReportObjectTypeEXT::BUFFER_EXT => VkObjectType::BUFFER,
+        VkDebugReportObjectTypeEXT::BUFFER_VIEW_EXT => VkObjectType::BUFFER_VIEW,
+        VkDebugReportObjectTypeEXT::COMMAND_BUFFER_EXT => VkObjectType::COMMAND_BUFFER,
+        VkDebugReportObjectTypeEXT::COMMAND_POOL_EXT => VkObjectType::COMMAND_POOL,
+        VkDebugReportObjectTypeEXT::CUDA_FUNCTION_NV_EXT => {
+            VkObjectType::CUDA_FUNCTION_NV
+        }
+        VkDebugReportObjectTypeEXT::CUDA_MODULE_NV_EXT => VkObjectType::CUDA_MODULE_NV,
+        VkDebugReportObjectTypeEXT::CU_FUNCTION_NVX_EXT => VkObjectType::CU_FUNCTION_NVX,
+        VkDebugReportObjectTypeEXT::CU_MODULE_NVX_EXT => VkObjectType::CU_MODULE_NVX,
+        VkDebugReportObjectTypeEXT::DEBUG_REPORT_CALLBACK_EXT_EXT => {
+            VkObjectType::DEBUG_REPORT_CALLBACK_EXT
+        }
+        VkDebugReportObjectTypeEXT::DESCRIPTOR_POOL_EXT => VkObjectType::DESCRIPTOR_POOL,
+        VkDebugReportObjectTypeEXT::DESCRIPTOR_SET_EXT => VkObjectType::DESCRIPTOR_SET,
+        VkDebugReportObjectTypeEXT::DESCRIPTOR_SET_LAYOUT_EXT => {
+            VkObjectType::DESCRIPTOR_SET_LAYOUT
+        }
+        VkDebugReportObjectTypeEXT::DESCRIPTOR_UPDATE_TEMPLATE_EXT => {
+            VkObjectType::DESCRIPTOR_UPDATE_TEMPLATE
+        }
+        VkDebugReportObjectTypeEXT::DEVICE_EXT => VkObjectType::DEVICE,
+        VkDebugReportObjectTypeEXT::DEVICE_MEMORY_EXT => VkObjectType::DEVICE_MEMORY,
+        VkDebugReportObjectTypeEXT::DISPLAY_KHR_EXT => VkObjectType::DISPLAY_KHR,
+        VkDebugReportObjectTypeEXT::DISPLAY_MODE_KHR_EXT => {
+            VkObjectType::DISPLAY_MODE_KHR
+        }
+        VkDebugReportObjectTypeEXT::EVENT_EXT => VkObjectType::EVENT,
+        VkDebugReportObjectTypeEXT::FENCE_EXT => VkObjectType::FENCE,
+        VkDebugReportObjectTypeEXT::FRAMEBUFFER_EXT => VkObjectType::FRAMEBUFFER,
+        VkDebugReportObjectTypeEXT::IMAGE_EXT => VkObjectType::IMAGE,
+        VkDebugReportObjectTypeEXT::IMAGE_VIEW_EXT => VkObjectType::IMAGE_VIEW,
+        VkDebugReportObjectTypeEXT::INSTANCE_EXT => VkObjectType::INSTANCE,
+        VkDebugReportObjectTypeEXT::PHYSICAL_DEVICE_EXT => VkObjectType::PHYSICAL_DEVICE,
+        VkDebugReportObjectTypeEXT::PIPELINE_CACHE_EXT => VkObjectType::PIPELINE_CACHE,
+        VkDebugReportObjectTypeEXT::PIPELINE_EXT => VkObjectType::PIPELINE,
+        VkDebugReportObjectTypeEXT::PIPELINE_LAYOUT_EXT => VkObjectType::PIPELINE_LAYOUT,
+        VkDebugReportObjectTypeEXT::QUERY_POOL_EXT => VkObjectType::QUERY_POOL,
+        VkDebugReportObjectTypeEXT::QUEUE_EXT => VkObjectType::QUEUE,
+        VkDebugReportObjectTypeEXT::RENDER_PASS_EXT => VkObjectType::RENDER_PASS,
+        VkDebugReportObjectTypeEXT::SAMPLER_EXT => VkObjectType::SAMPLER,
+        VkDebugReportObjectTypeEXT::SAMPLER_YCBCR_CONVERSION_EXT => {
+            VkObjectType::SAMPLER_YCBCR_CONVERSION
+        }
+        VkDebugReportObjectTypeEXT::SEMAPHORE_EXT => VkObjectType::SEMAPHORE,
+        VkDebugReportObjectTypeEXT::SHADER_MODULE_EXT => VkObjectType::SHADER_MODULE,
+        VkDebugReportObjectTypeEXT::SURFACE_KHR_EXT => VkObjectType::SURFACE_KHR,
+        VkDebugReportObjectTypeEXT::SWAPCHAIN_KHR_EXT => VkObjectType::SWAPCHAIN_KHR,
+        VkDebugReportObjectTypeEXT::UNKNOWN_EXT => VkObjectType::UNKNOWN,
+        VkDebugReportObjectTypeEXT::VALIDATION_CACHE_EXT_EXT => {
+            VkObjectType::VALIDATION_CACHE_EXT
+        }
+        _ => VkObjectType::UNKNOWN,
     }
 }
 ///`VkAccelerationStructureKHR`, `VK_OBJECT_TYPE_ACCELERATION_STRUCTURE_KHR`.
@@ -9918,6 +9998,50 @@ pub(crate) unsafe fn unwrap_VkDataGraphPipelineShaderModuleCreateInfoARM<U: Unwr
     }
     Ok(copy)
 }
+///A copy of a `VkDebugMarkerObjectNameInfoEXT` with the handles it reaches unwrapped, `None` when none changes.
+///
+/// # Safety
+/// `s` is valid as the commands that take a `VkDebugMarkerObjectNameInfoEXT` accept it: every
+/// pointer it holds null or valid for the count its members give, every chain null-terminated.
+#[allow(unused_unsafe, unused_mut)]
+pub(crate) unsafe fn unwrap_VkDebugMarkerObjectNameInfoEXT<U: Unwrapper>(
+    u: &U,
+    s: &VkDebugMarkerObjectNameInfoEXT,
+    scratch: &mut Scratch,
+) -> Result<Option<VkDebugMarkerObjectNameInfoEXT>, Refused> {
+    let mut copy: Option<VkDebugMarkerObjectNameInfoEXT> = None;
+    // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
+    // helpers read.
+    unsafe {
+        let h = object(u, object_type_of_report(s.objectType), s.object)?;
+        if h != s.object {
+            copy.get_or_insert(*s).object = h;
+        }
+    }
+    Ok(copy)
+}
+///A copy of a `VkDebugMarkerObjectTagInfoEXT` with the handles it reaches unwrapped, `None` when none changes.
+///
+/// # Safety
+/// `s` is valid as the commands that take a `VkDebugMarkerObjectTagInfoEXT` accept it: every
+/// pointer it holds null or valid for the count its members give, every chain null-terminated.
+#[allow(unused_unsafe, unused_mut)]
+pub(crate) unsafe fn unwrap_VkDebugMarkerObjectTagInfoEXT<U: Unwrapper>(
+    u: &U,
+    s: &VkDebugMarkerObjectTagInfoEXT,
+    scratch: &mut Scratch,
+) -> Result<Option<VkDebugMarkerObjectTagInfoEXT>, Refused> {
+    let mut copy: Option<VkDebugMarkerObjectTagInfoEXT> = None;
+    // SAFETY: each pointer of `s` is null or valid for its count (the contract), which is what the
+    // helpers read.
+    unsafe {
+        let h = object(u, object_type_of_report(s.objectType), s.object)?;
+        if h != s.object {
+            copy.get_or_insert(*s).object = h;
+        }
+    }
+    Ok(copy)
+}
 ///A copy of a `VkDebugUtilsMessengerCallbackDataEXT` with the handles it reaches unwrapped, `None` when none changes.
 ///
 /// # Safety
@@ -12749,6 +12873,10 @@ pub(crate) unsafe fn unwrap_VkPushDescriptorSetWithTemplateInfo<U: Unwrapper>(
         let h = value(u, s.layout)?;
         if h != s.layout {
             copy.get_or_insert(*s).layout = h;
+        }
+        let p = crate::templates::data(u, s.descriptorUpdateTemplate, s.pData, scratch)?;
+        if p != s.pData {
+            copy.get_or_insert(*s).pData = p;
         }
     }
     Ok(copy)
