@@ -15,7 +15,7 @@ use vk_generated::types::*;
 use vk_generated::COMMANDS;
 
 use crate::ns_per_item;
-use crate::vk::{CmdDraw, EnumerateExtensions, Loader, Recording};
+use crate::vk::{CmdDraw, EnumerateExtensions, Loader, QueueSubmit, Recording};
 
 pub const LAYERS_VAR: &str = "LOADER_BENCH_LAYERS";
 pub const DRIVER_LIB_VAR: &str = "LOADER_BENCH_DRIVER_LIB";
@@ -25,6 +25,11 @@ pub const MARKER_DIR: &str = "/nonexistent-loader-bench-marker";
 
 /// The parent's side: runs a child command and returns its `result` lines as (key, value).
 pub fn run(command: &mut std::process::Command, what: &str) -> Result<Vec<(String, f64)>, String> {
+    run_with_stdout(command, what).map(|(results, _)| results)
+}
+
+/// [`run`], and the child's whole stdout (where the test driver prints what it was given).
+pub fn run_with_stdout(command: &mut std::process::Command, what: &str) -> Result<(Vec<(String, f64)>, String), String> {
     let output = command.output().map_err(|e| format!("{what}: cannot start: {e}"))?;
     let stdout = String::from_utf8_lossy(&output.stdout);
     if !output.status.success() {
@@ -39,7 +44,7 @@ pub fn run(command: &mut std::process::Command, what: &str) -> Result<Vec<(Strin
             results.push((key.to_string(), value));
         }
     }
-    Ok(results)
+    Ok((results, stdout.into_owned()))
 }
 
 fn emit(key: &str, value: f64) {
@@ -247,20 +252,37 @@ fn draw_pair(ours: &str, system: &str, layers: &[*const c_char], system_first: b
 /// rounds that take turns, so that all see the same machine. Also returns the calls made through
 /// each. (The layer-sdk benchmark uses it too.)
 pub(crate) fn per_call_interleaved(fns: &[(VkCommandBuffer, CmdDraw)]) -> (Vec<f64>, Vec<u64>) {
+    interleaved(fns, |(cmd, f)| {
+        // SAFETY: a command buffer in the recording state, of the device `f` belongs to.
+        unsafe { f(black_box(cmd), 3, 1, 0, 0) }
+    })
+}
+
+/// Nanoseconds per `vkQueueSubmit(queue, 1, info, VK_NULL_HANDLE)` for each (queue, submit info,
+/// function), as [`per_call_interleaved`]; also the calls made through each. Each `info` must
+/// outlive the call and name command buffers of `queue`'s device, as `f` knows them.
+pub(crate) fn per_submit_interleaved(fns: &[(VkQueue, *const VkSubmitInfo, QueueSubmit)]) -> (Vec<f64>, Vec<u64>) {
+    interleaved(fns, |(queue, info, f)| {
+        // SAFETY: a queue of the device `f` belongs to and one valid submit info (the caller's
+        // contract above); no fence.
+        black_box(unsafe { f(black_box(queue), 1, info, VkFence::NULL) });
+    })
+}
+
+/// The rounds of [`per_call_interleaved`] for any call: `call(item)` 20000 times a round per item.
+fn interleaved<T: Copy>(items: &[T], call: impl Fn(T)) -> (Vec<f64>, Vec<u64>) {
     const ROUNDS: usize = 400;
     const CALLS: u64 = 20_000;
-    let mut best = vec![f64::INFINITY; fns.len()];
-    let mut calls = vec![0; fns.len()];
+    let mut best = vec![f64::INFINITY; items.len()];
+    let mut calls = vec![0; items.len()];
     for round in 0..=ROUNDS {
-        // Each round starts with the next function, so none always follows the same one.
-        for k in 0..fns.len() {
-            let i = (round + k) % fns.len();
-            let (cmd, f) = fns[i];
-            let f = black_box(f);
+        // Each round starts with the next item, so none always follows the same one.
+        for k in 0..items.len() {
+            let i = (round + k) % items.len();
+            let item = black_box(items[i]);
             let start = Instant::now();
             for _ in 0..CALLS {
-                // SAFETY: a command buffer in the recording state, of the device `f` belongs to.
-                unsafe { f(black_box(cmd), 3, 1, 0, 0) }
+                call(item);
             }
             let ns = start.elapsed().as_nanos() as f64 / CALLS as f64;
             calls[i] += CALLS;
@@ -292,6 +314,14 @@ fn name_sets() -> Vec<(&'static str, Vec<CString>)> {
 
 /// The test driver's own `vkCmdDraw`, from the library the loader already opened.
 pub fn driver_cmd_draw() -> Result<CmdDraw, String> {
+    let f = driver_command(c"vkCmdDraw")?;
+    // SAFETY: the driver's vkCmdDraw.
+    Ok(unsafe { std::mem::transmute::<unsafe extern "system" fn(), CmdDraw>(f) })
+}
+
+/// A command of the test driver's own (its `vk_icdGetInstanceProcAddr` answer), from the library
+/// the loader already opened.
+pub fn driver_command(name: &CStr) -> Result<unsafe extern "system" fn(), String> {
     let path = std::env::var(DRIVER_LIB_VAR).map_err(|_| format!("{DRIVER_LIB_VAR} not set"))?;
     let flags = libc::RTLD_NOW | libc::RTLD_NOLOAD | libc::RTLD_LOCAL;
     // SAFETY: RTLD_NOLOAD only finds the library the loader already has; nothing is initialised.
@@ -302,13 +332,11 @@ pub fn driver_cmd_draw() -> Result<CmdDraw, String> {
     // functions, which do not depend on the instance.
     let f = unsafe {
         let gipa: IcdGipa = *lib.get::<IcdGipa>(b"vk_icdGetInstanceProcAddr\0").map_err(|e| e.to_string())?;
-        gipa(VkInstance(ptr::dangling_mut()), c"vkCmdDraw".as_ptr())
+        gipa(VkInstance(ptr::dangling_mut()), name.as_ptr())
     };
     // The loader holds its own reference: this one may go.
     drop(lib);
-    // SAFETY: the driver's vkCmdDraw.
-    f.map(|f| unsafe { std::mem::transmute::<unsafe extern "system" fn(), CmdDraw>(f) })
-        .ok_or_else(|| "the driver has no vkCmdDraw".into())
+    f.ok_or_else(|| format!("the driver has no {name:?}"))
 }
 
 /// Resident memory (KiB) added to this process: by loading the loader and creating an instance,

@@ -11,17 +11,30 @@
 //! same code twice: their ratio is the noise floor of the SDK / hand-written ratio. A fourth
 //! copy of the hand-written layer finds its device without a lock: a stricter baseline, shown
 //! beside the target's. A fifth instance has the SDK layer that wraps every handle
-//! (`tests/wrap-all-layer`): what unwrapping costs a call, against the pass-through SDK layer. The child
-//! runs several times (heap and code placement differ from process to process); each figure
-//! keeps its best.
+//! (`tests/wrap-all-layer`): what unwrapping costs a call, against the pass-through SDK layer.
+//!
+//! Then `vkQueueSubmit` of one submit info (the device's recording command buffer, no semaphores,
+//! no fence), in the same interleaved rounds: the driver's own function (the floor) and the
+//! `vkGetDeviceProcAddr` pointers of the two SDK layers, each with its own device's queue
+//! (`vkGetDeviceQueue` through the loader) and command buffer; the wrap-all layer's are its
+//! wrappers, which it unwraps on each call. The pass-through SDK layer does not hook
+//! `vkQueueSubmit`, so its pointer is the driver's own (the child says so; its figure is then the
+//! floor measured again), and neither does the hand-written layer (not measured for submits).
+//! The driver counts the submits it was given and prints the count when each device is
+//! destroyed; the parent checks it against the calls made.
+//!
+//! The child runs several times (heap and code placement differ from process to process); each
+//! figure keeps its best.
 
 use std::ffi::{c_char, CString};
 use std::path::Path;
 
 
-use crate::child::per_call_interleaved;
+use vk_generated::types::{VkFence, VkResult, VkSubmitInfo};
+
+use crate::child::{per_call_interleaved, per_submit_interleaved};
 use crate::sandbox::{Sandbox, Scenario};
-use crate::vk::{CmdDraw, Loader, Recording};
+use crate::vk::{CmdDraw, Loader, QueueSubmit, Recording};
 use crate::{json_num, json_str, machine};
 
 pub const SDK_LAYER: &str = "libVkLayer_sdk_draw_count.so";
@@ -42,8 +55,25 @@ const LAYERS: [(&str, &str, &str); 5] = [
 /// draw-count query, which no layer knows, would reach the driver with it, so that one is not
 /// asked there.
 const WRAPPING: usize = 4;
-const KEYS: [&str; 6] = ["floor_ns", "handwritten_a_ns", "handwritten_b_ns", "sdk_ns", "handwritten_lockfree_ns", "wrap_all_ns"];
-/// The ratio the issue asks of the wrap-all layer: at most twice the pass-through SDK layer's cost.
+/// The pass-through SDK layer's place in [`LAYERS`].
+const SDK: usize = 2;
+/// Per process: `vkCmdDraw` (the first six), then `vkQueueSubmit` (the floor on the SDK layer's
+/// device, the SDK layer, the wrap-all layer).
+const KEYS: [&str; 9] = [
+    "floor_ns",
+    "handwritten_a_ns",
+    "handwritten_b_ns",
+    "sdk_ns",
+    "handwritten_lockfree_ns",
+    "wrap_all_ns",
+    "submit_floor_ns",
+    "submit_sdk_ns",
+    "submit_wrap_all_ns",
+];
+/// The lines the test driver prints when a device that was given submits is destroyed.
+const DRIVER_SUBMITS_LINE: &str = "vk_test_driver: device destroyed after ";
+/// The ratio the issue asks of the wrap-all layer: at most twice the pass-through SDK layer's cost
+/// (stated for `vkCmdDraw`; `vkQueueSubmit`'s is reported against the same).
 const WRAP_ALL_TARGET: f64 = 2.0;
 /// Fresh processes; each figure keeps its best.
 const PROCESSES: usize = 5;
@@ -69,8 +99,8 @@ pub fn run(exe: &Path, baseline: Option<&Path>) -> Result<String, String> {
     let sandbox = Sandbox::create(&root, &driver, None)?;
     let result = measure(exe, &ours, artifacts, &sandbox);
     let _ = std::fs::remove_dir_all(&root);
-    let samples = result?;
-    Ok(report(&samples, baseline_sdk))
+    let (samples, sdk_submit_is_driver_own) = result?;
+    Ok(report(&samples, sdk_submit_is_driver_own, baseline_sdk))
 }
 
 /// The `sdk_ns` of an earlier run's JSON.
@@ -81,8 +111,9 @@ fn baseline_sdk_ns(file: &Path) -> Result<f64, String> {
     number.parse().map_err(|_| format!("{}: sdk_ns is not a number", file.display()))
 }
 
-/// Per process: ns per call, as [`KEYS`].
-fn measure(exe: &Path, ours: &Path, artifacts: &Path, sandbox: &Sandbox) -> Result<Vec<[f64; 6]>, String> {
+/// Per process: ns per call, as [`KEYS`]; and whether the SDK layer's `vkQueueSubmit` was the
+/// driver's own in every process.
+fn measure(exe: &Path, ours: &Path, artifacts: &Path, sandbox: &Sandbox) -> Result<(Vec<[f64; 9]>, bool), String> {
     let layers = sandbox.root().join("layer-sdk");
     std::fs::create_dir_all(&layers).map_err(|e| format!("{}: {e}", layers.display()))?;
     for (name, library, copy) in LAYERS {
@@ -96,20 +127,34 @@ fn measure(exe: &Path, ours: &Path, artifacts: &Path, sandbox: &Sandbox) -> Resu
     }
     eprintln!("loader-bench: layer-sdk, {PROCESSES} processes...");
     let mut samples = Vec::new();
+    let mut sdk_submit_is_driver_own = true;
     for _ in 0..PROCESSES {
         let mut command = sandbox.command(Scenario::OneDriver, exe);
         command.env("VK_LAYER_PATH", &layers).args(["child", "layer-sdk"]).arg(ours);
-        let results = crate::child::run(&mut command, "child layer-sdk")?;
+        let (results, stdout) = crate::child::run_with_stdout(&mut command, "child layer-sdk")?;
         let get = |key: &str| {
             results.iter().find(|(k, _)| k == key).map(|(_, v)| *v).ok_or(format!("child layer-sdk: no {key}"))
         };
-        let mut sample = [0.0; 6];
+        let mut sample = [0.0; 9];
         for (value, key) in sample.iter_mut().zip(KEYS) {
             *value = get(key)?;
         }
         samples.push(sample);
+        sdk_submit_is_driver_own &= get("submit_sdk_is_driver_own")? != 0.0;
+        // The driver was given every submit: the devices are destroyed in the order they were
+        // made, and only the SDK layer's and the wrap-all layer's were given any. (Its counter is
+        // a u32.)
+        let expected: Vec<u32> = [get("submits_sdk_device")?, get("submits_wrap_all_device")?].map(|n| n as u64 as u32).to_vec();
+        let counted: Vec<u32> = stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix(DRIVER_SUBMITS_LINE))
+            .map(|rest| rest.split_whitespace().next().and_then(|n| n.parse().ok()).ok_or(format!("child layer-sdk: bad driver line {rest}")))
+            .collect::<Result<_, _>>()?;
+        if counted != expected {
+            return Err(format!("child layer-sdk: the driver counted submits {counted:?} on the SDK and wrap-all layers' devices, expected {expected:?}"));
+        }
     }
-    Ok(samples)
+    Ok((samples, sdk_submit_is_driver_own))
 }
 
 /// The child: our loader, an instance and device per layer, the per-call figures.
@@ -145,14 +190,60 @@ pub fn child(loader: &Loader) -> Result<(), String> {
     for (key, ns) in KEYS.iter().zip(best) {
         println!("result {key} {ns}");
     }
+    submit(&recordings)
+}
+
+/// The child's `vkQueueSubmit` figures: the driver's own function on the pass-through SDK layer's
+/// device (the floor), and the two SDK layers' `vkGetDeviceProcAddr` pointers, each on its own
+/// device's queue with its own command buffer. Prints them, whether the SDK layer's pointer is the
+/// driver's own, and the submits each device was given (the parent compares them with the
+/// driver's count, printed when the devices are destroyed: after this returns).
+fn submit(recordings: &[Recording<'_>]) -> Result<(), String> {
+    let floor = crate::child::driver_command(c"vkQueueSubmit")?;
+    // SAFETY: the driver's vkQueueSubmit.
+    let floor = unsafe { std::mem::transmute::<unsafe extern "system" fn(), QueueSubmit>(floor) };
+    let through = |i: usize| -> Result<QueueSubmit, String> {
+        let f = recordings[i].device_proc(c"vkQueueSubmit").ok_or(format!("{}: vkGetDeviceProcAddr(vkQueueSubmit) is NULL", LAYERS[i].0))?;
+        // SAFETY: vkGetDeviceProcAddr returned vkQueueSubmit.
+        Ok(unsafe { std::mem::transmute::<unsafe extern "system" fn(), QueueSubmit>(f) })
+    };
+    let (sdk, wrap_all) = (through(SDK)?, through(WRAPPING)?);
+    if wrap_all as usize == floor as usize {
+        return Err(format!("{}: vkQueueSubmit does not go through the layer", LAYERS[WRAPPING].0));
+    }
+    // One command buffer each: the recording's (the wrap-all layer's wrapper on its device).
+    let info = |r: &Recording| VkSubmitInfo { commandBufferCount: 1, pCommandBuffers: &r.cmd, ..Default::default() };
+    let infos = [info(&recordings[SDK]), info(&recordings[SDK]), info(&recordings[WRAPPING])];
+    let queues = [recordings[SDK].queue()?, recordings[SDK].queue()?, recordings[WRAPPING].queue()?];
+    let fns: Vec<_> = [floor, sdk, wrap_all].iter().zip(queues).zip(&infos).map(|((f, q), i)| (q, i as *const VkSubmitInfo, *f)).collect();
+    // Each call works before it is timed (the loop does not look at the result; the driver's count does).
+    for (i, (queue, info, f)) in fns.iter().enumerate() {
+        // SAFETY: a queue of the device `f` belongs to, one submit info naming that device's
+        // command buffer (both live in `recordings` and `infos`), no fence.
+        let result = unsafe { f(*queue, 1, *info, VkFence::NULL) };
+        if result != VkResult::SUCCESS {
+            return Err(format!("vkQueueSubmit ({}) failed: {result:?}", ["the driver's own", "SDK layer", "wrap-all layer"][i]));
+        }
+    }
+    let (best, calls) = per_submit_interleaved(&fns);
+    for (key, ns) in KEYS[6..].iter().zip(best) {
+        println!("result {key} {ns}");
+    }
+    println!("result submit_sdk_is_driver_own {}", (sdk as usize == floor as usize) as u8);
+    // Each function's calls, and its one call before.
+    println!("result submits_sdk_device {}", calls[0] + calls[1] + 2);
+    println!("result submits_wrap_all_device {}", calls[2] + 1);
     Ok(())
 }
 
-fn report(samples: &[[f64; 6]], baseline_sdk: Option<f64>) -> String {
+fn report(samples: &[[f64; 9]], sdk_submit_is_driver_own: bool, baseline_sdk: Option<f64>) -> String {
     let best = |i: usize| samples.iter().map(|s| s[i]).fold(f64::INFINITY, f64::min);
     let (floor, hw_a, hw_b, sdk, lock_free, wrap_all) = (best(0), best(1), best(2), best(3), best(4), best(5));
+    let (submit_floor, submit_sdk, submit_wrap_all) = (best(6), best(7), best(8));
     let wrap_ratio = wrap_all / sdk;
     let wrap_met = wrap_ratio <= WRAP_ALL_TARGET;
+    let submit_ratio = submit_wrap_all / submit_sdk;
+    let submit_met = submit_ratio <= WRAP_ALL_TARGET;
     let hw = hw_a.min(hw_b);
     let ratio = sdk / hw;
     let overhead_ratio = (sdk - floor) / (hw - floor);
@@ -185,6 +276,27 @@ fn report(samples: &[[f64; 6]], baseline_sdk: Option<f64>) -> String {
         wrap_ratio,
         if wrap_met { "met" } else { "MISSED" }
     );
+    println!();
+    println!("vkQueueSubmit of one command buffer (no semaphores, no fence), the same rounds:");
+    let sdk_label = if sdk_submit_is_driver_own {
+        "SDK layer: not hooked, its pointer is the driver's own (the floor again)"
+    } else {
+        "SDK layer (tests/sdk-draw-count-layer)"
+    };
+    for (label, v) in [
+        ("the driver's own vkQueueSubmit (floor)", submit_floor),
+        (sdk_label, submit_sdk),
+        ("SDK layer wrapping every handle: unwraps the queue and the command buffer", submit_wrap_all),
+    ] {
+        println!("{label:<72} {v:>10.2}");
+    }
+    println!(
+        "{:<72} {:>10.3}   target <= {WRAP_ALL_TARGET} (the issue's, stated for vkCmdDraw): {}",
+        "ratio wrap-all / SDK pass-through, per submit",
+        submit_ratio,
+        if submit_met { "met" } else { "MISSED" }
+    );
+    println!();
     println!("{:<72} {:>10.3}", "noise floor: |copy b / copy a - 1|, best figures", noise_best);
     println!("{:<72} {:>10.3}", "noise floor: the same, worst single process", noise_worst);
     let against_baseline = baseline_sdk.map(|b| sdk / b);
@@ -200,7 +312,7 @@ fn report(samples: &[[f64; 6]], baseline_sdk: Option<f64>) -> String {
         })
         .collect();
     format!(
-        "{{\"benchmark\":\"layer-sdk\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"floor_ns\":{},\"handwritten_ns\":{},\"handwritten_copy_ns\":{},\"sdk_ns\":{},\"handwritten_lockfree_ns\":{},\"wrap_all_ns\":{},\"ratio_wrap_all\":{},\"wrap_all_met\":{wrap_met},\"ratio\":{},\"ratio_lockfree\":{},\"overhead_ratio\":{},\"noise_floor\":{},\"noise_floor_worst_process\":{},\"target_ratio\":{TARGET},\"met\":{met},\"ratio_to_baseline\":{},\"processes\":[{}]}}",
+        "{{\"benchmark\":\"layer-sdk\",\"date\":{},\"cpu\":{},\"logical_cpus\":{cpus},\"floor_ns\":{},\"handwritten_ns\":{},\"handwritten_copy_ns\":{},\"sdk_ns\":{},\"handwritten_lockfree_ns\":{},\"wrap_all_ns\":{},\"ratio_wrap_all\":{},\"wrap_all_met\":{wrap_met},\"submit_floor_ns\":{},\"submit_sdk_ns\":{},\"submit_sdk_is_driver_own\":{sdk_submit_is_driver_own},\"submit_wrap_all_ns\":{},\"ratio_submit_wrap_all\":{},\"submit_wrap_all_met\":{submit_met},\"ratio\":{},\"ratio_lockfree\":{},\"overhead_ratio\":{},\"noise_floor\":{},\"noise_floor_worst_process\":{},\"target_ratio\":{TARGET},\"met\":{met},\"ratio_to_baseline\":{},\"processes\":[{}]}}",
         json_str(&date),
         json_str(&cpu),
         json_num(Some(floor)),
@@ -210,6 +322,10 @@ fn report(samples: &[[f64; 6]], baseline_sdk: Option<f64>) -> String {
         json_num(Some(lock_free)),
         json_num(Some(wrap_all)),
         json_num(Some(wrap_ratio)),
+        json_num(Some(submit_floor)),
+        json_num(Some(submit_sdk)),
+        json_num(Some(submit_wrap_all)),
+        json_num(Some(submit_ratio)),
         json_num(Some(ratio)),
         json_num(Some(sdk / lock_free)),
         json_num(Some(overhead_ratio)),

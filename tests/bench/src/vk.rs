@@ -17,6 +17,7 @@ pub type CreateInstance =
 pub type DestroyInstance = unsafe extern "system" fn(VkInstance, *const VkAllocationCallbacks);
 pub type EnumerateExtensions = unsafe extern "system" fn(*const c_char, *mut u32, *mut VkExtensionProperties) -> VkResult;
 pub type CmdDraw = unsafe extern "system" fn(VkCommandBuffer, u32, u32, u32, u32);
+pub type QueueSubmit = unsafe extern "system" fn(VkQueue, u32, *const VkSubmitInfo, VkFence) -> VkResult;
 type DrawCount = unsafe extern "system" fn(VkCommandBuffer) -> u32;
 
 /// A loader library and its exported global entry points.
@@ -218,6 +219,23 @@ impl<'a> Recording<'a> {
     pub fn device_proc(&self, name: &CStr) -> PFN_vkVoidFunction {
         // SAFETY: a live device and a NUL-terminated name.
         unsafe { (self.gdpa)(self.device, name.as_ptr()) }
+    }
+
+    /// The device's first queue of [`Self::queue_family`], through the loader's exported
+    /// `vkGetDeviceQueue` (so through the device's layers: a layer that wraps queues gives its
+    /// wrapper, the handle the application sees).
+    pub fn queue(&self) -> Result<VkQueue, String> {
+        type GetQueue = unsafe extern "system" fn(VkDevice, u32, u32, *mut VkQueue);
+        // SAFETY: the exported command's signature.
+        let get: GetQueue = unsafe { self.loader.export(c"vkGetDeviceQueue")? };
+        let mut queue = VkQueue::NULL;
+        // SAFETY: the live device, the family and index of the one queue it was created with, a
+        // place for the handle.
+        unsafe { get(self.device, self.queue_family, 0, &mut queue) };
+        if queue.is_null() {
+            return Err("vkGetDeviceQueue gave NULL".into());
+        }
+        Ok(queue)
     }
 
     /// The test driver's count of draws recorded since `vkBeginCommandBuffer` (a test-only
