@@ -67,6 +67,7 @@ mod hooks;
 mod manifest;
 pub mod report;
 pub mod settings;
+mod scratch;
 mod state;
 mod templates;
 mod unknown;

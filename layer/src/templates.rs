@@ -232,10 +232,12 @@ pub(crate) unsafe fn data<U: Unwrapper>(
             }
         }
     }
+    // Into the call's scratch (the walk above borrows it, so the copy was made beside it).
     Ok(if copy.is_empty() {
         data
     } else {
-        scratch.keep(copy) as *const c_void
+        // SAFETY: the copy holds `size` bytes.
+        unsafe { scratch.copy_bytes(copy.as_ptr() as *const u8, size) as *const c_void }
     })
 }
 

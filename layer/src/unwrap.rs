@@ -6,7 +6,6 @@
 //! memory is only read. The per-structure walkers are generated (`gen/unwrap.rs`, from `vk.xml`);
 //! the helpers they call are here.
 
-use std::any::Any;
 use std::ffi::c_void;
 use std::sync::Arc;
 
@@ -115,26 +114,7 @@ impl<L: Layer> Unwrapper for AtInstance<'_, L> {
     }
 }
 
-/// The copies one call makes, alive until it returns, and the first handle the layer did not know
-/// that went down as it was (a member the command may ignore: [`lenient`]), for the report.
-#[derive(Default)]
-pub(crate) struct Scratch {
-    copies: Vec<Box<dyn Any>>,
-    pub(crate) passed_unknown: Option<Refused>,
-}
-
-impl Scratch {
-    pub(crate) const fn new() -> Self {
-        Scratch { copies: Vec::new(), passed_unknown: None }
-    }
-
-    /// Keeps `v` for the call; its elements stay where they are.
-    pub(crate) fn keep<T: 'static>(&mut self, mut v: Vec<T>) -> *mut T {
-        let p = v.as_mut_ptr();
-        self.copies.push(Box::new(v));
-        p
-    }
-}
+pub(crate) use crate::scratch::Scratch;
 
 /// A handle going down: null as it is, the layer's next-level handle otherwise.
 #[inline(always)]
@@ -185,21 +165,16 @@ pub(crate) unsafe fn handles<U: Unwrapper, H: Handle + 'static>(
 ) -> Result<*const H, Refused> {
     // SAFETY: per the contract.
     let given = unsafe { crate::unknown::parameter_array(p, n) };
-    let mut copy: Vec<H> = Vec::new();
+    let mut copy: Option<*mut H> = None;
     for (i, &h) in given.iter().enumerate() {
         let inner = value(u, h)?;
         if inner != h {
-            if copy.is_empty() {
-                copy = given.to_vec();
-            }
-            copy[i] = inner;
+            let copy = *copy.get_or_insert_with(|| scratch.copy_of(given));
+            // SAFETY: the copy holds `given.len()` handles, of which `i` is one.
+            unsafe { *copy.add(i) = inner };
         }
     }
-    Ok(if copy.is_empty() {
-        p
-    } else {
-        scratch.keep(copy)
-    })
+    Ok(copy.map_or(p, |c| c as *const H))
 }
 
 /// A structure walker: a copy with the handles unwrapped, `None` when none changes.
@@ -219,21 +194,16 @@ pub(crate) unsafe fn structs<U: Unwrapper, T: Copy + 'static>(
 ) -> Result<*const T, Refused> {
     // SAFETY: per the contract.
     let given = unsafe { crate::unknown::parameter_array(p, n) };
-    let mut copy: Vec<T> = Vec::new();
+    let mut copy: Option<*mut T> = None;
     for (i, s) in given.iter().enumerate() {
         // SAFETY: `s` is valid for `walk` (the contract).
         if let Some(inner) = unsafe { walk(u, s, scratch)? } {
-            if copy.is_empty() {
-                copy = given.to_vec();
-            }
-            copy[i] = inner;
+            let copy = *copy.get_or_insert_with(|| scratch.copy_of(given));
+            // SAFETY: the copy holds `given.len()` structures, of which `i` is one.
+            unsafe { *copy.add(i) = inner };
         }
     }
-    Ok(if copy.is_empty() {
-        p
-    } else {
-        scratch.keep(copy)
-    })
+    Ok(copy.map_or(p, |c| c as *const T))
 }
 
 /// A `pNext` chain going down: `p` itself when no node changes, else copies of the nodes up to the
@@ -265,12 +235,8 @@ pub(crate) unsafe fn chain<U: Unwrapper>(
             let size = generated::structure_size(head.sType)
                 .or_else(|| loader_structure_size(head.sType))
                 .ok_or(Refused(VkObjectType::UNKNOWN, head.sType.0 as u64))?;
-            let mut copy = vec![0u64; size.div_ceil(8)];
-            // SAFETY: `p` holds `size` bytes (its sType's structure); the copy has room for them.
-            unsafe {
-                std::ptr::copy_nonoverlapping(p as *const u8, copy.as_mut_ptr() as *mut u8, size)
-            };
-            scratch.keep(copy) as *mut c_void
+            // SAFETY: `p` holds `size` bytes (its sType's structure).
+            unsafe { scratch.copy_bytes(p as *const u8, size) as *mut c_void }
         }
     };
     // SAFETY: `node` is this call's own copy of a chain structure, headed as `VkBaseOutStructure`.
@@ -305,7 +271,7 @@ pub(crate) unsafe fn node<U: Unwrapper, T: Copy + 'static>(
     // SAFETY: a chain structure starts as `VkBaseOutStructure`; `head` is our own copy.
     unsafe { (*(&mut head as *mut T as *mut VkBaseOutStructure)).pNext = std::ptr::null_mut() };
     // SAFETY: `head` is as valid as `*src`, its chain cut.
-    Ok(unsafe { walk(u, &head, scratch)? }.map(|copy| scratch.keep(vec![copy]) as *mut c_void))
+    Ok(unsafe { walk(u, &head, scratch)? }.map(|copy| scratch.copy_of(&[copy]) as *mut c_void))
 }
 
 #[cfg(test)]
@@ -339,9 +305,9 @@ mod tests {
     #[test]
     fn a_member_the_command_may_ignore_goes_down_unknown_and_is_kept_for_the_report() {
         // The sampler (ignored by image-only descriptor types, hence noautovalidity) is unknown.
-        let (walked, scratch) = walk(7, 1);
+        let (walked, mut scratch) = walk(7, 1);
         assert!(matches!(walked, Ok(None)), "the call goes down, the sampler as it was");
-        let passed = scratch.passed_unknown.expect("the unknown sampler is kept for the report");
+        let passed = scratch.passed_unknown.take().expect("the unknown sampler is kept for the report");
         assert_eq!((passed.0, passed.1), (VkObjectType::SAMPLER, 7));
     }
 
