@@ -2,6 +2,7 @@
 //! up (`Layer::wrap_*`), looked up on the way down (`Layer::unwrap_*`) and forgotten
 //! (`Layer::forget_*`).
 
+use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::hash::{BuildHasherDefault, Hasher};
@@ -67,8 +68,12 @@ type Map<K, V> = HashMap<K, V, BuildHasherDefault<IntegerHasher>>;
 /// wrappers.forget(image);
 /// assert_eq!(wrappers.unwrap(image), None);
 /// ```
-#[derive(Default)]
 pub struct Wrappers {
+    /// This set's number, unique in the process, which keys the threads' [`LAST`] lookups.
+    id: u64,
+    /// How many dispatchable wrappers have been forgotten: a thread's [`LAST`] lookup made
+    /// before the latest holds no more.
+    forgotten: AtomicU64,
     /// The non-dispatchable types wrapped ([`of`](Self::of)); every one when `None`.
     only: Option<Vec<VkObjectType>>,
     next: AtomicU64,
@@ -76,6 +81,59 @@ pub struct Wrappers {
     handles: RwLock<Map<u64, (VkObjectType, u64)>>,
     /// Dispatchable wrapper (the address of its word) -> (type, the next level's handle).
     objects: RwLock<Map<usize, (VkObjectType, usize)>>,
+}
+
+/// The number of the next set of wrappers.
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+/// A thread's last dispatchable lookup, which the next one with the same handle reuses without
+/// the lock while no wrapper of the set has been forgotten since: the calls recording one command
+/// buffer come from one thread, one after another.
+#[derive(Clone, Copy)]
+struct Last {
+    /// The set's `id` (0: none).
+    id: u64,
+    /// Its `forgotten` count when the lookup was made.
+    forgotten: u64,
+    wrapped: usize,
+    object_type: VkObjectType,
+    inner: usize,
+}
+
+const NO_LOOKUP: Last = Last {
+    id: 0,
+    forgotten: 0,
+    wrapped: 0,
+    object_type: VkObjectType::UNKNOWN,
+    inner: 0,
+};
+
+thread_local! {
+    /// One per [`slot`]: a queue submit unwraps a queue and command buffers in turn.
+    static LAST: [Cell<Last>; 4] = const { [const { Cell::new(NO_LOOKUP) }; 4] };
+}
+
+/// The slot of [`LAST`] that lookups of `object_type` use.
+const fn slot(object_type: VkObjectType) -> usize {
+    match object_type {
+        VkObjectType::COMMAND_BUFFER => 0,
+        VkObjectType::QUEUE => 1,
+        VkObjectType::DEVICE => 2,
+        _ => 3,
+    }
+}
+
+impl Default for Wrappers {
+    fn default() -> Self {
+        Wrappers {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            forgotten: AtomicU64::new(0),
+            only: None,
+            next: AtomicU64::new(0),
+            handles: RwLock::default(),
+            objects: RwLock::default(),
+        }
+    }
 }
 
 // A panic elsewhere leaves plain values: the map is still consistent. Lookups, on every call,
@@ -173,10 +231,32 @@ impl Wrappers {
     /// The next level's handle for the dispatchable `wrapped`, `None` when it is no wrapper of
     /// this type.
     pub fn unwrap_dispatchable<H: DispatchableHandle>(&self, wrapped: H) -> Option<H> {
-        match read(&self.objects).get(&(wrapped.as_ptr() as usize)) {
-            Some(&(t, inner)) if t == H::OBJECT_TYPE => Some(H::from_ptr(inner as *mut c_void)),
-            _ => None,
+        let key = wrapped.as_ptr() as usize;
+        // Read before the map: a wrapper forgotten after this count was read is one the caller
+        // uses while another thread destroys it, which the API forbids.
+        let forgotten = self.forgotten.load(Ordering::Acquire);
+        let slot = const { slot(H::OBJECT_TYPE) };
+        let last = LAST.try_with(|l| l[slot].get()).ok();
+        if let Some(last) = last.filter(|l| {
+            (l.id, l.forgotten, l.wrapped, l.object_type)
+                == (self.id, forgotten, key, H::OBJECT_TYPE)
+        }) {
+            return Some(H::from_ptr(last.inner as *mut c_void));
         }
+        let inner = match read(&self.objects).get(&key) {
+            Some(&(t, inner)) if t == H::OBJECT_TYPE => inner,
+            _ => return None,
+        };
+        let last = Last {
+            id: self.id,
+            forgotten,
+            wrapped: key,
+            object_type: H::OBJECT_TYPE,
+            inner,
+        };
+        // None while the thread's locals are being destroyed: nothing kept then.
+        let _ = LAST.try_with(|l| l[slot].set(last));
+        Some(H::from_ptr(inner as *mut c_void))
     }
 
     /// Forgets the dispatchable `wrapped` and frees it; the next level's handle it stood for.
@@ -186,6 +266,9 @@ impl Wrappers {
         match objects.get(&key) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => {
                 objects.remove(&key);
+                // Before its word is freed (and its address perhaps reused): no thread's last
+                // lookup holds it any more.
+                self.forgotten.fetch_add(1, Ordering::Release);
                 // SAFETY: `key` came from `Box::into_raw` in `wrap_dispatchable` and has just left
                 // the map, so it is freed once.
                 drop(unsafe { Box::from_raw(key as *mut AtomicUsize) });
@@ -244,5 +327,39 @@ mod tests {
         assert_eq!(wrappers.forget_dispatchable(wrapped), Some(inner));
         assert_eq!(wrappers.unwrap_dispatchable(wrapped), None);
         assert_eq!(wrappers.forget_dispatchable(wrapped), None, "freed once");
+    }
+
+    #[test]
+    fn a_threads_last_lookup_is_reused_only_for_the_same_live_wrapper_of_the_same_set() {
+        let (mut a_object, mut b_object) = (1_usize, 2_usize);
+        let a = VkCommandBuffer(&mut a_object as *mut usize as *mut c_void);
+        let b = VkCommandBuffer(&mut b_object as *mut usize as *mut c_void);
+        let (wrappers, others) = (Wrappers::new(), Wrappers::new());
+        // SAFETY: `a` and `b` point to readable words.
+        let (wa, wb) = unsafe { (wrappers.wrap_dispatchable(a), wrappers.wrap_dispatchable(b)) };
+        assert_eq!(wrappers.unwrap_dispatchable(wa), Some(a));
+        assert_eq!(
+            wrappers.unwrap_dispatchable(wa),
+            Some(a),
+            "the last lookup again"
+        );
+        assert_eq!(others.unwrap_dispatchable(wa), None, "another set's");
+        assert_eq!(
+            wrappers.unwrap_dispatchable(VkQueue(wa.0)),
+            None,
+            "another type's"
+        );
+        assert_eq!(wrappers.unwrap_dispatchable(wa), Some(a));
+        wrappers.forget_dispatchable(wa);
+        assert_eq!(
+            wrappers.unwrap_dispatchable(wa),
+            None,
+            "forgotten since the last lookup"
+        );
+        // A new wrapper may take the freed one's address: it stands for its own handle.
+        // SAFETY: `b` points to a readable word.
+        let wb2 = unsafe { wrappers.wrap_dispatchable(b) };
+        assert_eq!(wrappers.unwrap_dispatchable(wb2), Some(b));
+        assert_eq!(wrappers.unwrap_dispatchable(wb), Some(b));
     }
 }
