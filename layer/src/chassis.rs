@@ -29,7 +29,7 @@ use crate::manifest::{LAYER_SETTINGS_EXTENSION, TOOLING_INFO_EXTENSION};
 use crate::report::{during_lifecycle, Messengers};
 use crate::state::{
     dispatch_key, extension_properties, fill_array, DeviceState, InstanceState, LayerProperties,
-    MessengersOf, NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr,
+    InstanceOf, NextInstanceExtensions, NextInstanceLayers, NextInstanceVersion, ProcAddr,
     Registered,
 };
 
@@ -451,12 +451,12 @@ unsafe extern "system" fn create_device<L: Registered>(
                     let Some(key) = dispatch_key(device.0) else {
                         return VkResult::ERROR_INITIALIZATION_FAILED;
                     };
-                    let messengers = MessengersOf::new(&instance.messengers);
+                    let instance = InstanceOf::new(instance);
                     let destroy = next.vkDestroyDevice;
                     let state = Box::new(DeviceState {
                         next,
                         link,
-                        messengers,
+                        instance,
                         hooks,
                         owned: Default::default(),
                         templates: Default::default(),

@@ -584,8 +584,8 @@ pub struct DeviceState<L: Layer> {
     pub next: DeviceDispatchTable,
     /// What the loader gave at `vkCreateDevice`.
     pub link: DeviceLink,
-    /// The messengers of the device's instance.
-    pub(crate) messengers: MessengersOf,
+    /// The state of the device's instance.
+    pub(crate) instance: InstanceOf<L>,
     /// The layer's object.
     pub hooks: L::Device,
     /// The wrapped handles other objects of the device own (`crate::wrap`).
@@ -595,27 +595,33 @@ pub struct DeviceState<L: Layer> {
     pub(crate) templates: crate::templates::Templates,
 }
 
-/// The messengers of a device's instance, whose state outlives the device's (the API destroys
-/// devices before their instance).
-pub(crate) struct MessengersOf(*const Messengers);
+/// The state of a device's instance, which outlives the device's (the API destroys devices before
+/// their instance): its messengers, and its layer object, which unwraps the instance and physical
+/// devices a device-level command names by a `u64`.
+pub(crate) struct InstanceOf<L: Layer>(*const InstanceState<L>);
 
-// SAFETY: `Messengers` is `Sync`, so a pointer to it may move to another thread; it is only read
-// while the instance lives.
-unsafe impl Send for MessengersOf {}
-// SAFETY: as for `Send`: sharing the pointer shares only `&Messengers`, which is `Sync`.
-unsafe impl Sync for MessengersOf {}
+// SAFETY: `InstanceState` is `Sync` (the chassis shares it between threads), so a pointer to it may
+// move to another thread; it is only read while the instance lives.
+unsafe impl<L: Layer> Send for InstanceOf<L> {}
+// SAFETY: as for `Send`: sharing the pointer shares only `&InstanceState`, which is `Sync`.
+unsafe impl<L: Layer> Sync for InstanceOf<L> {}
 
-impl MessengersOf {
-    pub(crate) fn new(messengers: &Messengers) -> Self {
-        MessengersOf(messengers)
+impl<L: Layer> InstanceOf<L> {
+    pub(crate) fn new(instance: &InstanceState<L>) -> Self {
+        InstanceOf(instance)
     }
 }
 
 impl<L: Layer> DeviceState<L> {
     /// The application's messengers of the device's instance.
     pub fn messengers(&self) -> &Messengers {
-        // SAFETY: the instance's state is boxed and outlives its devices (see `MessengersOf`).
-        unsafe { &*self.messengers.0 }
+        &self.instance().messengers
+    }
+
+    /// The state of the device's instance.
+    pub(crate) fn instance(&self) -> &InstanceState<L> {
+        // SAFETY: the instance's state is boxed, and outlives its devices (see `InstanceOf`).
+        unsafe { &*self.instance.0 }
     }
 
     /// The next level's `vkGetDeviceProcAddr(device, name)`.

@@ -96,7 +96,14 @@ impl<L: Layer> Unwrapper for AtDevice<'_, L> {
     }
     #[inline(always)]
     fn object(&self, object_type: VkObjectType, h: u64) -> Option<u64> {
-        L::unwrap_object(&self.0.hooks, object_type, h)
+        match object_type {
+            // The instance's layer object unwraps these (`vkSetDebugUtilsObjectNameEXT` names
+            // them through a device).
+            VkObjectType::INSTANCE | VkObjectType::PHYSICAL_DEVICE => {
+                AtInstance::<L>(self.0.instance()).object(object_type, h)
+            }
+            _ => L::unwrap_object(&self.0.hooks, object_type, h),
+        }
     }
     fn template(&self, t: u64) -> Option<Arc<Layout>> {
         self.0.templates.layout(t)
@@ -109,8 +116,16 @@ impl<L: Layer> Unwrapper for AtInstance<'_, L> {
         h.at_instance::<L>(&self.0.hooks)
     }
     #[inline(always)]
-    fn object(&self, _: VkObjectType, h: u64) -> Option<u64> {
-        Some(h)
+    fn object(&self, object_type: VkObjectType, h: u64) -> Option<u64> {
+        let o = &self.0.hooks;
+        match object_type {
+            VkObjectType::INSTANCE => VkInstance::from_raw(h).at_instance::<L>(o).map(|h| h.raw()),
+            VkObjectType::PHYSICAL_DEVICE => {
+                VkPhysicalDevice::from_raw(h).at_instance::<L>(o).map(|h| h.raw())
+            }
+            // An instance-level command's other objects (`vkDebugReportMessageEXT`'s) as they are.
+            _ => Some(h),
+        }
     }
 }
 

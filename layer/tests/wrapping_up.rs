@@ -5,8 +5,8 @@
 //! them reach the next level with its own; the same queue and swapchain images come back as the
 //! same wrappers; destruction, freeing, a pool's destruction and reset and a swapchain's
 //! destruction forget them; physical devices come back wrapped too, and go down unwrapped in a
-//! device group at `vkCreateDevice`; a descriptor update template's data and a debug marker's
-//! `u64` object go down with the next level's handles.
+//! device group at `vkCreateDevice`; a descriptor update template's data, a debug marker's `u64`
+//! object and a physical device named through the device go down with the next level's handles.
 
 use std::ffi::{c_char, c_void, CStr};
 use std::ptr;
@@ -231,6 +231,17 @@ unsafe extern "system" fn next_debug_marker_set_object_name(
     handed(format!("name {} {:#x}", info.objectType.0, info.object));
     VkResult::SUCCESS
 }
+/// # Safety
+/// `info` is a valid name info.
+unsafe extern "system" fn next_set_debug_utils_object_name(
+    _: VkDevice,
+    info: *const VkDebugUtilsObjectNameInfoEXT,
+) -> VkResult {
+    // SAFETY: per the contract.
+    let info = unsafe { *info };
+    handed(format!("utils name {} {:#x}", info.objectType.0, info.objectHandle));
+    VkResult::SUCCESS
+}
 /// Two images per swapchain, the same at every call.
 unsafe extern "system" fn next_get_swapchain_images(
     _: VkDevice,
@@ -298,6 +309,9 @@ unsafe fn next_function(name: *const c_char) -> PFN_vkVoidFunction {
         }
         b"vkDebugMarkerSetObjectNameEXT" => {
             void_fn!(PFN_vkDebugMarkerSetObjectNameEXT, next_debug_marker_set_object_name)
+        }
+        b"vkSetDebugUtilsObjectNameEXT" => {
+            void_fn!(PFN_vkSetDebugUtilsObjectNameEXT, next_set_debug_utils_object_name)
         }
         b"vkDestroyImage" => void_fn!(PFN_vkDestroyImage, next_destroy),
         b"vkDestroyBuffer" => void_fn!(PFN_vkDestroyBuffer, next_destroy),
@@ -413,11 +427,12 @@ vk_layer::declare_layer!(Wrapping);
 
 // ---- the application ------------------------------------------------------------------------------
 
-/// A device created through the layer with the loader's chain structures.
+/// A device created through the layer with the loader's chain structures, and its physical
+/// device as the layer handed it out.
 ///
 /// # Safety
 /// Called once.
-unsafe fn create_device() -> VkDevice {
+unsafe fn create_device() -> (VkDevice, VkPhysicalDevice) {
     // SAFETY: the layer's entry points as their own types, with the loader's chains alive for
     // each call.
     unsafe {
@@ -492,7 +507,7 @@ unsafe fn create_device() -> VkDevice {
             group.pPhysicalDevices, &physical as *const _,
             "the caller's chain as it was"
         );
-        device
+        (device, physical)
     }
 }
 
@@ -514,7 +529,7 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
     // SAFETY: the layer's entry points as their own types, called as an application through
     // the loader would, with the handles the layer handed back.
     unsafe {
-        let device = create_device();
+        let (device, physical) = create_device();
         let wrappers = || {
             &<Wrapping as vk_layer::Registered>::chassis()
                 .device(device.0)
@@ -757,6 +772,16 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
             ..Default::default()
         };
         assert_eq!(set_name.unwrap()(device, &name), VkResult::SUCCESS);
+        // So does a physical device named through the device, unwrapped by the instance's object.
+        let set_name: PFN_vkSetDebugUtilsObjectNameEXT =
+            proc_addr(device, c"vkSetDebugUtilsObjectNameEXT");
+        let name = VkDebugUtilsObjectNameInfoEXT {
+            objectType: VkObjectType::PHYSICAL_DEVICE,
+            objectHandle: physical.0 as u64,
+            pObjectName: c"gpu".as_ptr(),
+            ..Default::default()
+        };
+        assert_eq!(set_name.unwrap()(device, &name), VkResult::SUCCESS);
 
         let handed = HANDED.lock().unwrap().clone();
         let pd = *PHYSICAL_DEVICE.lock().unwrap();
@@ -790,6 +815,7 @@ fn handles_come_back_wrapped_go_down_unwrapped_and_are_forgotten() {
                 "name {} {inner_b:#x}",
                 VkDebugReportObjectTypeEXT::BUFFER_EXT.0
             ),
+            format!("utils name {} {pd:#x}", VkObjectType::PHYSICAL_DEVICE.0),
         ];
         assert_eq!(handed, expected);
     }
