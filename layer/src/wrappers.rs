@@ -2,12 +2,13 @@
 //! up (`Layer::wrap_*`), looked up on the way down (`Layer::unwrap_*`) and forgotten
 //! (`Layer::forget_*`).
 
+use std::any::Any;
 use std::cell::Cell;
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
 use vk_generated::types::VkObjectType;
 
@@ -81,7 +82,13 @@ pub struct Wrappers {
     handles: RwLock<Map<u64, (VkObjectType, u64)>>,
     /// Dispatchable wrapper (the address of its word) -> (type, the next level's handle).
     objects: RwLock<Map<usize, (VkObjectType, usize)>>,
+    /// What the layer keeps with a wrapper ([`attach`](Self::attach)), by its type and value.
+    states: RwLock<HashMap<(i32, u64), State>>,
 }
+
+/// A layer's state of one object, shared with whoever holds it: forgetting the wrapper drops the
+/// set's reference only.
+type State = Arc<dyn Any + Send + Sync>;
 
 /// The number of the next set of wrappers.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
@@ -132,6 +139,7 @@ impl Default for Wrappers {
             next: AtomicU64::new(0),
             handles: RwLock::default(),
             objects: RwLock::default(),
+            states: RwLock::default(),
         }
     }
 }
@@ -207,6 +215,8 @@ impl Wrappers {
         match handles.get(&wrapped.raw()) {
             Some(&(t, inner)) if t == H::OBJECT_TYPE => {
                 handles.remove(&wrapped.raw());
+                drop(handles);
+                self.detach((H::OBJECT_TYPE.0, wrapped.raw()));
                 Some(H::from_raw(inner))
             }
             _ => None,
@@ -272,10 +282,89 @@ impl Wrappers {
                 // SAFETY: `key` came from `Box::into_raw` in `wrap_dispatchable` and has just left
                 // the map, so it is freed once.
                 drop(unsafe { Box::from_raw(key as *mut AtomicUsize) });
+                drop(objects);
+                self.detach((H::OBJECT_TYPE.0, key as u64));
                 Some(H::from_ptr(inner as *mut c_void))
             }
             _ => None,
         }
+    }
+
+    /// Keeps `state` with the live wrapper `wrapped` (replacing what was kept) until it is
+    /// forgotten: a layer's per-object state, found by the handle the application passes. False,
+    /// keeping nothing, when `wrapped` is no wrapper of this set's of its type.
+    ///
+    /// ```
+    /// use vk_layer::vk::types::*;
+    ///
+    /// let wrappers = vk_layer::Wrappers::new();
+    /// let image = wrappers.wrap(VkImage(0x51));
+    /// assert!(wrappers.attach(image, 4096_u64));
+    /// let size = wrappers.attached::<_, u64>(image).unwrap();
+    /// wrappers.forget(image);
+    /// assert_eq!(*size, 4096, "what a caller holds outlives the wrapper");
+    /// assert!(wrappers.attached::<_, u64>(image).is_none());
+    /// ```
+    pub fn attach<H: NonDispatchableHandle, T: Any + Send + Sync>(
+        &self,
+        wrapped: H,
+        state: T,
+    ) -> bool {
+        if !self.wraps(H::OBJECT_TYPE) || self.unwrap(wrapped).is_none() {
+            return false;
+        }
+        self.keep((H::OBJECT_TYPE.0, wrapped.raw()), Arc::new(state));
+        true
+    }
+
+    /// What [`attach`](Self::attach) kept with `wrapped`, if it is a `T`.
+    pub fn attached<H: NonDispatchableHandle, T: Any + Send + Sync>(
+        &self,
+        wrapped: H,
+    ) -> Option<Arc<T>> {
+        self.kept((H::OBJECT_TYPE.0, wrapped.raw()))
+    }
+
+    /// [`attach`](Self::attach) for a dispatchable wrapper (`wrap_dispatchable`'s).
+    pub fn attach_dispatchable<H: DispatchableHandle, T: Any + Send + Sync>(
+        &self,
+        wrapped: H,
+        state: T,
+    ) -> bool {
+        if self.unwrap_dispatchable(wrapped).is_none() {
+            return false;
+        }
+        self.keep(
+            (H::OBJECT_TYPE.0, wrapped.as_ptr() as usize as u64),
+            Arc::new(state),
+        );
+        true
+    }
+
+    /// What [`attach_dispatchable`](Self::attach_dispatchable) kept with `wrapped`, if it is a `T`.
+    pub fn attached_dispatchable<H: DispatchableHandle, T: Any + Send + Sync>(
+        &self,
+        wrapped: H,
+    ) -> Option<Arc<T>> {
+        self.kept((H::OBJECT_TYPE.0, wrapped.as_ptr() as usize as u64))
+    }
+
+    fn keep(&self, key: (i32, u64), state: State) {
+        // What it replaces is dropped after the lock, as in `detach`.
+        let replaced = write(&self.states).insert(key, state);
+        drop(replaced);
+    }
+
+    fn kept<T: Any + Send + Sync>(&self, key: (i32, u64)) -> Option<Arc<T>> {
+        let state = read(&self.states).get(&key)?.clone();
+        state.downcast::<T>().ok()
+    }
+
+    /// Drops the set's reference to what was kept with a wrapper being forgotten.
+    fn detach(&self, key: (i32, u64)) {
+        // Taken out under the lock, dropped after it: a state's drop may call into the set.
+        let state = write(&self.states).remove(&key);
+        drop(state);
     }
 
     /// How many wrappers of `object_type` live.
@@ -327,6 +416,48 @@ mod tests {
         assert_eq!(wrappers.forget_dispatchable(wrapped), Some(inner));
         assert_eq!(wrappers.unwrap_dispatchable(wrapped), None);
         assert_eq!(wrappers.forget_dispatchable(wrapped), None, "freed once");
+    }
+
+    #[test]
+    fn state_is_kept_with_live_wrappers_only_and_dropped_with_them() {
+        let mut queue_object = 0xD15_usize;
+        let inner = VkQueue(&mut queue_object as *mut usize as *mut c_void);
+        let wrappers = Wrappers::of(&[VkObjectType::IMAGE]);
+        // SAFETY: `inner` points to a readable word.
+        let queue = unsafe { wrappers.wrap_dispatchable(inner) };
+        let image = wrappers.wrap(VkImage(0x51));
+        assert!(wrappers.attach_dispatchable(queue, "graphics"));
+        assert!(wrappers.attach(image, 1_u32));
+        assert!(wrappers.attach(image, 2_u32), "replaced");
+        assert!(!wrappers.attach(VkImage(0x52), 3_u32), "no wrapper");
+        assert!(
+            !wrappers.attach(VkBuffer(0x53), 3_u32),
+            "a type the set does not wrap"
+        );
+        assert!(
+            !wrappers.attach_dispatchable(inner, 3_u32),
+            "the next level's own handle"
+        );
+        assert_eq!(wrappers.attached::<_, u32>(image).as_deref(), Some(&2));
+        assert_eq!(
+            wrappers.attached::<_, u64>(image),
+            None,
+            "another type of state"
+        );
+        assert_eq!(
+            wrappers.attached_dispatchable::<_, &str>(queue).as_deref(),
+            Some(&"graphics")
+        );
+        let held = wrappers.attached::<_, u32>(image).unwrap();
+        wrappers.forget(image);
+        wrappers.forget_dispatchable(queue);
+        assert_eq!(
+            (Arc::strong_count(&held), *held),
+            (1, 2),
+            "the set's reference is dropped"
+        );
+        assert_eq!(wrappers.attached::<_, u32>(image), None);
+        assert_eq!(wrappers.attached_dispatchable::<_, &str>(queue), None);
     }
 
     #[test]
