@@ -176,11 +176,25 @@ pub fn remove(path: &str) -> Result<Vec<String>, String> {
 static RECORDED: std::sync::Mutex<Vec<(String, Option<u64>)>> = std::sync::Mutex::new(Vec::new());
 
 /// What the cache says about one driver.
-pub enum Lookup<'a> {
+pub enum Lookup {
     /// Its record is current: its answers may be used without loading it.
-    Hit(&'a Entry),
+    Hit(SharedEntry),
     /// It must be loaded; why.
     Miss(String),
+}
+
+/// An entry of a session's entries, shared with them rather than copied.
+#[derive(Clone)]
+pub struct SharedEntry {
+    entries: Arc<Vec<Entry>>,
+    index: usize,
+}
+
+impl std::ops::Deref for SharedEntry {
+    type Target = Entry;
+    fn deref(&self) -> &Entry {
+        &self.entries[self.index]
+    }
 }
 
 /// One call's use of the cache: the file read once, the machine and environment digested once,
@@ -264,7 +278,8 @@ impl Session {
             };
             let profiles = self.application.and_then(|application| Some((application, self.profiles_path(application)?)));
             self.entries = Some(match profiles {
-                Some((application, path)) => with_profiles(entries, application, &path),
+                // The merge outlives the call (`LAST_MERGE`): the process's memory.
+                Some((application, path)) => with_system_allocator(|| with_profiles(entries, application, &path)),
                 None => entries,
             });
         }
@@ -358,10 +373,10 @@ impl Session {
     /// Whether the driver of `manifest_path` may be answered from its record: a record that
     /// `answers` this call (checked first: a driver that must be loaded anyway costs no key) and is
     /// current.
-    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> Result<(), String>) -> Lookup<'_> {
+    pub fn lookup(&mut self, manifest_path: &str, manifest: &DriverManifest, answers: &dyn Fn(&Entry) -> Result<(), String>) -> Lookup {
         // The cache's memory is the process's, never the application's allocator's.
         match with_system_allocator(|| self.find(manifest_path, manifest, answers)) {
-            Ok(index) => Lookup::Hit(&self.entries()[index]),
+            Ok(index) => Lookup::Hit(SharedEntry { entries: self.entries_arc().clone(), index }),
             Err(why) => Lookup::Miss(why),
         }
     }
@@ -722,6 +737,12 @@ fn with_profiles(entries: Arc<Vec<Entry>>, application: u64, path: &str) -> Arc<
             return entries;
         }
     };
+    // Both files unchanged since the last merge (the same parses): that merge, not a new copy of
+    // every entry.
+    let mut last = LAST_MERGE.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(m) = last.as_ref().filter(|m| m.application == application && Arc::ptr_eq(&m.entries, &entries) && Arc::ptr_eq(&m.recorded, &recorded)) {
+        return m.merged.clone();
+    }
     let found = |e: &Entry| recorded.iter().find(|r| r.manifest_path == e.manifest_path && r.key == e.key && r.profiles.contains(application));
     let attached: Vec<(usize, &Entry)> = entries.iter().enumerate().filter_map(|(i, e)| Some((i, found(e)?))).collect();
     if attached.is_empty() {
@@ -731,8 +752,22 @@ fn with_profiles(entries: Arc<Vec<Entry>>, application: u64, path: &str) -> Arc<
     for (i, r) in attached {
         merged[i].profiles = r.profiles.only(application);
     }
-    Arc::new(merged)
+    let merged = Arc::new(merged);
+    *last = Some(Merge { application, entries, recorded, merged: merged.clone() });
+    merged
 }
+
+/// The last [`with_profiles`]: an application's profiles merged into the drivers file's entries,
+/// with the two parses it was made from. Process memory, allocated from the system (its caller
+/// holds `with_system_allocator`).
+struct Merge {
+    application: u64,
+    entries: Arc<Vec<Entry>>,
+    recorded: Arc<Vec<Entry>>,
+    merged: Arc<Vec<Entry>>,
+}
+
+static LAST_MERGE: std::sync::Mutex<Option<Merge>> = std::sync::Mutex::new(None);
 
 /// Removes the records of the applications that recorded longest ago beyond `keep` (by the
 /// files' modification times: a file is rewritten only when its application's devices are).

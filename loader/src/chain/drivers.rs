@@ -61,8 +61,9 @@ enum Outcome {
 pub(crate) struct Remembered {
     pub manifest_path: String,
     pub manifest: manifest::driver::DriverManifest,
-    /// Its cache entry without the physical devices' records (`profile` has the one needed).
-    pub entry: cache::record::Entry,
+    /// Its cache entry, shared with the call's session (`profile` has the application's physical
+    /// devices' record).
+    pub entry: cache::SharedEntry,
     /// The physical devices' record for the application creating an instance, if there is one.
     pub profile: Option<Arc<cache::profile::Profile>>,
 }
@@ -191,17 +192,15 @@ fn load_drivers(
 }
 
 /// A driver answered from its record, logged and recorded in the plan.
-fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, entry: &cache::record::Entry, application: Option<u64>) -> Remembered {
+fn remembered(manifest_path: &str, manifest: manifest::driver::DriverManifest, entry: cache::SharedEntry, application: Option<u64>) -> Remembered {
     // The record's age is said only to whoever listens (formatting it was 3% of a first creation).
-    log!(Level::Driver, "{manifest_path}: not loaded: answered from the driver cache (recorded {} ago)", cache::age(entry));
+    log!(Level::Driver, "{manifest_path}: not loaded: answered from the driver cache (recorded {} ago)", cache::age(&entry));
     plan::record(|p| {
-        let why = format!("not loaded: answered from the driver cache (recorded {} ago)", cache::age(entry));
+        let why = format!("not loaded: answered from the driver cache (recorded {} ago)", cache::age(&entry));
         p.driver(manifest_path, Some(&entry.library_resolved), Decision::Used, why)
     });
-    // Only the application's record is kept (shared with the decoded file, not copied): an entry
-    // holds several applications'.
+    // The application's record (shared with the decoded file, not copied).
     let profile = application.and_then(|a| entry.profiles.shared(a)).cloned();
-    let entry = entry.without_profiles();
     Remembered { manifest_path: manifest_path.to_string(), manifest, entry, profile }
 }
 
