@@ -600,11 +600,11 @@ pub struct DeviceState<L: Layer> {
 /// devices a device-level command names by a `u64`.
 pub(crate) struct InstanceOf<L: Layer>(*const InstanceState<L>);
 
-// SAFETY: `InstanceState` is `Sync` (the chassis shares it between threads), so a pointer to it may
-// move to another thread; it is only read while the instance lives.
-unsafe impl<L: Layer> Send for InstanceOf<L> {}
+// SAFETY: `InstanceState` is `Sync` (the bound), so a pointer to it may move to another thread; it
+// is only read while the instance lives.
+unsafe impl<L: Layer> Send for InstanceOf<L> where InstanceState<L>: Sync {}
 // SAFETY: as for `Send`: sharing the pointer shares only `&InstanceState`, which is `Sync`.
-unsafe impl<L: Layer> Sync for InstanceOf<L> {}
+unsafe impl<L: Layer> Sync for InstanceOf<L> where InstanceState<L>: Sync {}
 
 impl<L: Layer> InstanceOf<L> {
     pub(crate) fn new(instance: &InstanceState<L>) -> Self {
